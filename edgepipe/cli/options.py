@@ -1,0 +1,20 @@
+"""Options shared by several commands, and turning them into config overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+ConfigOpt = typer.Option(None, "--config", "-c",
+                         help="Build spec (edgepipe.toml); default: ./edgepipe.toml if present.")
+ModelOpt = typer.Option(None, "--model", "-m", help="Model: .keras, SavedModel folder, .onnx or .tflite.")
+CalibOpt = typer.Option(None, "--calib", help="Calibration inputs (.npz).")
+EvalOpt = typer.Option(None, "--eval", help="Evaluation inputs with integer `labels` (.npz).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress display.")
+
+
+def data_overrides(model: Path | None, calib: Path | None, evaluation: Path | None) -> dict[str, Any]:
+    """CLI values in the config's shape (``None`` = not given)."""
+    return {"model": model, "data": {"calibration": calib, "evaluation": evaluation}}

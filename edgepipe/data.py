@@ -1,0 +1,127 @@
+"""Calibration and evaluation data: ``.npz``/``.npy`` files read without pickle, checked against the model.
+
+An ``.npz`` holds one array per model input (named like the input, or any name
+when the model has one input) and, for evaluation, an integer ``labels`` array.
+Arrays are sample-major: ``(N, *sample_shape)``. Every check that can fail does
+so before any output is written, with one line naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.errors import DataError
+from edgepipe.hashing import sha256_of
+from edgepipe.tensors import Signature, TensorSpec
+
+LABELS_KEY = "labels"
+_ZIP_MAGIC = b"PK\x03\x04"
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Model inputs (one array per input, in the model's input order) and optional labels."""
+
+    path: Path
+    inputs: tuple[np.ndarray, ...]
+    labels: np.ndarray | None
+    sha256: str
+
+    def __len__(self) -> int:
+        return len(self.inputs[0])
+
+    def samples(self, limit: int | None = None) -> Iterator[list[np.ndarray]]:
+        """One batch-1 input list per sample, in file order."""
+        for i in range(len(self) if limit is None else min(limit, len(self))):
+            yield [array[i : i + 1] for array in self.inputs]
+
+
+def _read_arrays(path: Path, role: str) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise DataError(f"{role} data not found", path=path,
+                        fix=f"Give the {role} .npz with --{'calib' if role == 'calibration' else 'eval'} "
+                            f"or data.{role} in the config")
+    with path.open("rb") as handle:
+        magic = handle.read(6)
+    if not (magic.startswith(_ZIP_MAGIC) or magic == _NPY_MAGIC):
+        raise DataError("not a .npz/.npy file", path=path, fix="Write it with numpy.savez")
+    try:
+        if magic == _NPY_MAGIC:
+            return {"input": np.load(path, allow_pickle=False)}
+        with np.load(path, allow_pickle=False) as loaded:
+            return {key: loaded[key] for key in loaded.files}
+    except ValueError as exc:
+        if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+            raise DataError("holds pickled Python objects, which edgepipe never loads", path=path,
+                            fix="Save plain numeric arrays with numpy.savez") from None
+        raise DataError(f"not a readable .npz/.npy file ({exc})", path=path,
+                        fix="Write it with numpy.savez") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"not a readable .npz/.npy file ({exc})", path=path,
+                        fix="Write it with numpy.savez") from None
+
+
+def _match_inputs(arrays: dict[str, np.ndarray], signature: Signature, path: Path) -> list[np.ndarray]:
+    specs = signature.inputs
+    if len(specs) == 1 and len(arrays) == 1:
+        return list(arrays.values())
+    missing = [spec.name for spec in specs if spec.name not in arrays]
+    if missing:
+        raise DataError(f"no array for model input(s) {', '.join(missing)} (arrays: {', '.join(arrays) or 'none'})",
+                        path=path, fix="Save one array per model input, named like the input")
+    return [arrays[spec.name] for spec in specs]
+
+
+def _check_array(array: np.ndarray, spec: TensorSpec, path: Path) -> np.ndarray:
+    expected = spec.sample_shape()
+    got = array.shape[1:]
+    if array.ndim != len(spec.shape) or any(e is not None and e != g for e, g in zip(expected, got)):
+        want = "x".join("?" if d is None else str(d) for d in expected)
+        raise DataError(f"array for input '{spec.name}' has samples of shape {tuple(got)}, the model takes {want}",
+                        path=path, fix=f"Save the array as (N, {want.replace('x', ', ')})")
+    if len(array) == 0:
+        raise DataError("holds no samples", path=path, fix="Save at least one sample per input")
+    if np.issubdtype(spec.dtype, np.floating):
+        if not np.issubdtype(array.dtype, np.number):
+            raise DataError(f"array for input '{spec.name}' has dtype {array.dtype}, expected numbers",
+                            path=path, fix="Save float32 arrays")
+        array = array.astype(spec.dtype, copy=False)
+        if not np.isfinite(array).all():
+            raise DataError(f"array for input '{spec.name}' contains NaN or Inf", path=path,
+                            fix="Remove or repair the non-finite samples")
+    elif array.dtype != spec.dtype:
+        raise DataError(f"array for input '{spec.name}' has dtype {array.dtype}, the model takes {spec.dtype}",
+                        path=path, fix=f"Save it as {spec.dtype}")
+    return array
+
+
+def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bool = False,
+                 num_classes: int | None = None) -> Dataset:
+    """Read ``path`` and check it fits ``signature``; ``role`` ('calibration', 'evaluation') is for messages."""
+    arrays = _read_arrays(path, role)
+    labels = arrays.pop(LABELS_KEY, None)
+    inputs = [_check_array(a, s, path) for a, s in zip(_match_inputs(arrays, signature, path), signature.inputs)]
+    if len({len(a) for a in inputs}) > 1:
+        raise DataError("input arrays have different sample counts", path=path, fix="Give every input N samples")
+    if need_labels and labels is None:
+        raise DataError(f"{role} data has no '{LABELS_KEY}' array", path=path,
+                        fix=f"Add an integer '{LABELS_KEY}' array with one class id per sample")
+    if labels is not None:
+        labels = _check_labels(labels, len(inputs[0]), num_classes, path)
+    return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=sha256_of(path))
+
+
+def _check_labels(labels: np.ndarray, count: int, num_classes: int | None, path: Path) -> np.ndarray:
+    if labels.ndim != 1 or len(labels) != count or not np.issubdtype(labels.dtype, np.integer):
+        raise DataError(f"'{LABELS_KEY}' must be {count} integer class ids, got {labels.dtype} {labels.shape}",
+                        path=path, fix="Save one integer label per sample")
+    if num_classes is not None and len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
+        raise DataError(f"labels range {labels.min()}..{labels.max()} outside the model's {num_classes} classes",
+                        path=path, fix="Check the labels match the model's outputs")
+    return labels.astype(np.int64)

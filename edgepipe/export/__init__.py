@@ -1,0 +1,1 @@
+"""Stage 2, export: the source model as float ONNX and float TFLite, batch fixed to 1."""

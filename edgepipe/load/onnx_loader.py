@@ -1,0 +1,43 @@
+"""ONNX files, checked with the ONNX checker before anything else touches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgepipe.errors import ModelLoadError
+from edgepipe.tensors import Signature, TensorSpec
+
+
+def _specs(values: Any, initializers: set[str]) -> tuple[TensorSpec, ...]:
+    import onnx
+
+    specs = []
+    for value in values:
+        if value.name in initializers:
+            continue
+        tensor_type = value.type.tensor_type
+        dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                     for d in tensor_type.shape.dim)
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
+        specs.append(TensorSpec(name=value.name, shape=dims, dtype=dtype))
+    return tuple(specs)
+
+
+def load(path: Path) -> tuple[Any, Signature]:
+    """The ``onnx.ModelProto`` in ``path`` (checked) and its graph signature."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path))
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelLoadError(f"not a valid ONNX model ({reason})", path=path,
+                             fix="Export the model again; check the file is complete") from None
+    initializers = {init.name for init in model.graph.initializer}
+    signature = Signature(inputs=_specs(model.graph.input, initializers),
+                          outputs=_specs(model.graph.output, set()))
+    return model, signature

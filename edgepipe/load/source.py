@@ -1,0 +1,56 @@
+"""The loaded source model: format, content hash, signature and the in-memory handle."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgepipe.hashing import sha256_of
+from edgepipe.load.detect import ModelFormat, detect_format
+from edgepipe.tensors import Signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SourceModel:
+    """A model as the user gave it.
+
+    ``handle`` is the framework object: a ``keras.Model``, a loaded SavedModel,
+    an ``onnx.ModelProto`` or the TFLite flatbuffer bytes.
+    """
+
+    path: Path
+    format: ModelFormat
+    sha256: str
+    signature: Signature
+    handle: Any
+
+    @property
+    def name(self) -> str:
+        """The model's name in output folders: the file's stem (or the SavedModel folder's name)."""
+        return self.path.name if self.path.is_dir() else self.path.stem
+
+    @property
+    def is_trainable(self) -> bool:
+        """True when the model carries its training graph (Keras), so QAT can fine-tune it."""
+        return self.format == "keras"
+
+
+def load_model(path: Path) -> SourceModel:
+    """Load ``path`` without executing any code it contains; user errors for anything unreadable."""
+    fmt = detect_format(path)
+    if fmt == "keras":
+        from edgepipe.load import keras_loader as loader
+    elif fmt == "savedmodel":
+        from edgepipe.load import savedmodel_loader as loader
+    elif fmt == "onnx":
+        from edgepipe.load import onnx_loader as loader
+    else:
+        from edgepipe.load import tflite_loader as loader
+    handle, signature = loader.load(path)
+    log.info("loaded %s model %s: inputs %s", fmt, path,
+             ", ".join(spec.describe() for spec in signature.inputs))
+    return SourceModel(path=path, format=fmt, sha256=sha256_of(path), signature=signature, handle=handle)

@@ -1,0 +1,27 @@
+"""TFLite flatbuffers, read through the LiteRT interpreter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgepipe.errors import ModelLoadError
+from edgepipe.tensors import Signature
+
+TFLITE_IDENTIFIER = b"TFL3"
+
+
+def load(path: Path) -> tuple[bytes, Signature]:
+    """The flatbuffer bytes of ``path`` and the signature the interpreter reports."""
+    content = path.read_bytes()
+    if len(content) < 8 or content[4:8] != TFLITE_IDENTIFIER:
+        raise ModelLoadError("not a TFLite flatbuffer (no TFL3 identifier)", path=path,
+                             fix="Convert the model again with the TFLite converter")
+    from edgepipe.runtimes.litert_runner import read_signature
+
+    try:
+        signature = read_signature(content)
+    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelLoadError(f"cannot read TFLite model ({reason})", path=path,
+                             fix="Convert the model again; check the file is complete") from None
+    return content, signature

@@ -1,0 +1,26 @@
+"""Real inference runtimes behind one interface: ONNX Runtime and LiteRT."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgepipe.runtimes.base import Runner
+
+RUNTIME_BY_SUFFIX = {".onnx": "onnxruntime", ".tflite": "litert"}
+
+
+def open_runner(path: Path, runtime: str | None = None, threads: int | None = None) -> Runner:
+    """A runner for ``path`` (by suffix unless ``runtime`` is given), not yet activated."""
+    runtime = runtime or RUNTIME_BY_SUFFIX[path.suffix.lower()]
+    if runtime == "onnxruntime":
+        from edgepipe.runtimes.ort_runner import OnnxRuntimeRunner
+
+        return OnnxRuntimeRunner(path, threads=threads)
+    if runtime == "litert":
+        from edgepipe.runtimes.litert_runner import LiteRTRunner
+
+        return LiteRTRunner(path, threads=threads)
+    raise ValueError(f"unknown runtime {runtime!r}")
+
+
+__all__ = ["RUNTIME_BY_SUFFIX", "Runner", "open_runner"]

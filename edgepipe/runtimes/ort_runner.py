@@ -1,0 +1,47 @@
+"""ONNX Runtime on the CPU execution provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from edgepipe.runtimes.base import Runner
+from edgepipe.tensors import Signature, TensorSpec
+
+_ORT_TYPES = {
+    "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+    "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(int16)": np.int16,
+    "tensor(int32)": np.int32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_,
+}
+
+
+def _spec(arg: object) -> TensorSpec:
+    shape = tuple(d if isinstance(d, int) and d > 0 else None for d in arg.shape)  # type: ignore[attr-defined]
+    return TensorSpec(arg.name, shape, np.dtype(_ORT_TYPES.get(arg.type, np.float32)))  # type: ignore[attr-defined]
+
+
+class OnnxRuntimeRunner(Runner):
+    """An ``onnxruntime.InferenceSession`` on ``CPUExecutionProvider``."""
+
+    runtime = "onnxruntime"
+
+    def activate_impl(self) -> Signature:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        self._input_names = [i.name for i in self._session.get_inputs()]
+        return Signature(inputs=tuple(_spec(i) for i in self._session.get_inputs()),
+                         outputs=tuple(_spec(o) for o in self._session.get_outputs()))
+
+    def infer_impl(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        feed = {name: np.asarray(array, dtype=spec.dtype)
+                for name, array, spec in zip(self._input_names, inputs, self.signature.inputs)}
+        return list(self._session.run(None, feed))
+
+    def close_impl(self) -> None:
+        self._session = None

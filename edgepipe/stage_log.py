@@ -1,0 +1,47 @@
+"""The record of which stages ran, how long they took (s), and which were skipped and why."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage's outcome: ``ran`` (with its wall time in seconds) or ``skipped`` (with the reason)."""
+
+    name: str
+    status: Literal["ran", "skipped"]
+    seconds: float = 0.0
+    detail: str = ""
+
+
+class StageLog:
+    """Times stages and tells a progress listener (the CLI) when each one starts and ends."""
+
+    def __init__(self, listener: Callable[[str, str], None] | None = None):
+        self.records: list[StageRecord] = []
+        self._listener = listener or (lambda event, name: None)
+
+    @contextmanager
+    def stage(self, name: str, detail: str = "") -> Iterator[None]:
+        """Run the body as stage ``name``; recorded only when it finishes."""
+        log.info("stage %s: start", name)
+        self._listener("start", name)
+        start = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - start
+        self.records.append(StageRecord(name, "ran", seconds, detail))
+        log.info("stage %s: done in %.2f s", name, seconds)
+        self._listener("done", name)
+
+    def skip(self, name: str, reason: str) -> None:
+        """Record that ``name`` does not apply to this input, and why."""
+        log.info("stage %s: skipped (%s)", name, reason)
+        self.records.append(StageRecord(name, "skipped", 0.0, reason))

@@ -1,0 +1,42 @@
+"""Validate everything the build reads before the first byte is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgepipe.config import BuildConfig
+from edgepipe.data import Dataset, load_dataset
+from edgepipe.load import SourceModel, load_model
+from edgepipe.output import check_writable
+from edgepipe.stage_log import StageLog
+from edgepipe.targets import TargetProfile, load_profile
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """Everything validated before the first byte is written."""
+
+    model: SourceModel
+    calibration: Dataset | None
+    evaluation: Dataset | None
+    targets: tuple[TargetProfile, ...]
+
+
+def _num_classes(model: SourceModel) -> int | None:
+    shape = model.signature.outputs[0].shape if model.signature.outputs else ()
+    return shape[-1] if len(shape) == 2 and isinstance(shape[-1], int) else None
+
+
+def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
+    """Load the target profiles, the model and its data; any problem is a user error, nothing is written."""
+    targets = tuple(load_profile(name) for name in dict.fromkeys(config.targets))
+    with stages.stage("load"):
+        model = load_model(config.model)
+    calibration = evaluation = None
+    if config.data.calibration is not None:
+        calibration = load_dataset(config.data.calibration, model.signature, role="calibration")
+    if config.data.evaluation is not None:
+        evaluation = load_dataset(config.data.evaluation, model.signature, role="evaluation",
+                                  need_labels=True, num_classes=_num_classes(model))
+    check_writable(config.output)
+    return BuildInputs(model=model, calibration=calibration, evaluation=evaluation, targets=targets)
