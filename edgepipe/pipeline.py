@@ -25,6 +25,7 @@ from edgepipe.stages.evaluate import evaluate_stage
 from edgepipe.stages.export import export_stage
 from edgepipe.stages.inputs import BuildInputs, validate_inputs
 from edgepipe.stages.latency import latency_stage
+from edgepipe.stages.per_target import TargetContext, run_target_stages
 from edgepipe.stages.quantize import quantize_stage
 from edgepipe.stages.report import make_report
 
@@ -90,7 +91,8 @@ def run_build(config: BuildConfig, listener: Listener | None = None) -> BuildRes
                 assert staged.path is not None
                 for artifact in artifacts:
                     shutil.copyfile(artifact.path, staged.path / artifact.key)
-                report = make_report(inputs, target, artifacts, accuracy, latency, stages)
+                sections = run_target_stages(TargetContext(inputs, target, tuple(artifacts), staged.path, stages))
+                report = make_report(inputs, target, artifacts, accuracy, latency, stages, sections)
                 write_report(report, staged.path)
                 result.folders[target.name] = staged.commit()
                 result.reports[target.name] = report

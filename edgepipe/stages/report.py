@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from edgepipe import __version__
 from edgepipe.artifacts import Artifact
 from edgepipe.latency import LatencyResult
@@ -27,8 +29,9 @@ def _verdict(accuracy: AccuracyInfo | None) -> tuple[str, str]:
 
 
 def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Artifact],
-                accuracy: AccuracyInfo | None, latency: dict[str, LatencyResult], stages: StageLog) -> BuildReport:
-    """The report of one target from the shared results."""
+                accuracy: AccuracyInfo | None, latency: dict[str, LatencyResult], stages: StageLog,
+                sections: dict[str, Any] | None = None) -> BuildReport:
+    """The report of one target from the shared results and its per-target ``sections``."""
     verdict, reason = _verdict(accuracy)
     model = inputs.model
     return BuildReport(
@@ -42,4 +45,4 @@ def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Arti
                                   init_ms=v.init_ms) for k, v in latency.items()},
         stages=[StageInfo(name=r.name, status=r.status, seconds=round(r.seconds, 3), detail=r.detail)
                 for r in stages.records],
-        tool_versions=tool_versions(), verdict=verdict, verdict_reason=reason)
+        tool_versions=tool_versions(), verdict=verdict, verdict_reason=reason, **(sections or {}))
