@@ -22,7 +22,10 @@ def _quiet_tf_env() -> None:
 def import_tensorflow() -> ModuleType:
     """``tensorflow``, imported with its logs turned down."""
     _quiet_tf_env()
-    import tensorflow as tf
+    from edgepipe.native_logs import native_stderr_to_log
+
+    with native_stderr_to_log():
+        import tensorflow as tf
 
     tf.get_logger().setLevel(logging.ERROR)
     logging.getLogger("absl").setLevel(logging.ERROR)

@@ -18,7 +18,10 @@ from edgepipe.tensors import Signature, TensorSpec
 def _interpreter(**kwargs: Any) -> Any:
     from ai_edge_litert.interpreter import Interpreter
 
-    return Interpreter(**kwargs)
+    from edgepipe.native_logs import native_stderr_to_log
+
+    with native_stderr_to_log():
+        return Interpreter(**kwargs)
 
 
 def _spec(detail: dict[str, Any], real: bool) -> TensorSpec:
@@ -59,7 +62,10 @@ class LiteRTRunner(Runner):
 
     def activate_impl(self) -> Signature:
         self._interp = _interpreter(model_path=str(self.path), num_threads=self.threads)
-        self._interp.allocate_tensors()
+        from edgepipe.native_logs import native_stderr_to_log
+
+        with native_stderr_to_log():  # XNNPACK announces itself on the first allocation
+            self._interp.allocate_tensors()
         self._inputs = self._interp.get_input_details()
         self._outputs = self._interp.get_output_details()
         return Signature(inputs=tuple(_spec(d, True) for d in self._inputs),

@@ -1,0 +1,124 @@
+"""Time ``edgepipe build`` against a plain script making the same library calls, on the reference model.
+
+Both run as fresh processes (TensorFlow import included), alternating, several
+times each; the median wall time (s) of each and their ratio are printed and,
+with ``--write``, put into docs/BENCHMARKS.md. The plain script is what a user
+would write by hand: load the .keras model, export ONNX (tf2onnx) and TFLite
+(converter), quantize both to int8 (onnxruntime quantize_static; converter with
+a representative dataset), evaluate the four on the evaluation split and time
+them the same way (5 warm-up + 50 runs). Run: ``python benchmarks/build_overhead.py --runs 5 --write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+
+PLAIN = r'''
+import os, sys, time, statistics, tempfile
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import numpy as np, keras, tensorflow as tf, tf2onnx, onnx, onnxruntime as ort
+from onnxruntime.quantization import quantize_static, QuantFormat, QuantType, CalibrationDataReader
+from onnxruntime.quantization.shape_inference import quant_pre_process
+from ai_edge_litert.interpreter import Interpreter
+root, out = sys.argv[1], sys.argv[2]
+model = keras.saving.load_model(f"{root}/models/digits_cnn/digits_cnn.keras", compile=False, safe_mode=True)
+calib = np.load(f"{root}/calib/digits/calibration.npz")["input"]
+ev = np.load(f"{root}/calib/digits/evaluation.npz"); x, y = ev["input"], ev["labels"]
+spec = (tf.TensorSpec((1, 8, 8, 1), tf.float32, name="input"),)
+fn = tf.function(lambda t: model(t, training=False), input_signature=spec)
+proto, _ = tf2onnx.convert.from_function(fn, input_signature=spec, opset=17)
+onnx.save(proto, f"{out}/model.onnx")
+model.export(f"{out}/sm", format="tf_saved_model", input_signature=list(spec), verbose=False)
+open(f"{out}/model.tflite", "wb").write(tf.lite.TFLiteConverter.from_saved_model(f"{out}/sm").convert())
+quant_pre_process(f"{out}/model.onnx", f"{out}/prep.onnx")
+class R(CalibrationDataReader):
+    def __init__(self): self.it = iter(calib)
+    def get_next(self):
+        s = next(self.it, None); return None if s is None else {"input": s[None]}
+quantize_static(f"{out}/prep.onnx", f"{out}/model_int8.onnx", R(), quant_format=QuantFormat.QDQ,
+                per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+conv = tf.lite.TFLiteConverter.from_saved_model(f"{out}/sm")
+conv.optimizations = [tf.lite.Optimize.DEFAULT]
+conv.representative_dataset = lambda: ([s[None]] for s in calib)
+conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+conv.inference_input_type = conv.inference_output_type = tf.int8
+open(f"{out}/model_int8.tflite", "wb").write(conv.convert())
+def onnx_run(path):
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"]); return lambda a: s.run(None, {"input": a})[0]
+def tfl_run(path):
+    it = Interpreter(model_path=path); it.allocate_tensors()
+    i, o = it.get_input_details()[0], it.get_output_details()[0]
+    def run(a):
+        si, zi = i["quantization"]
+        it.set_tensor(i["index"], a if not si else np.clip(np.round(a / si) + zi, -128, 127).astype(np.int8))
+        it.invoke(); r = it.get_tensor(o["index"]); so, zo = o["quantization"]
+        return r if not so else (r.astype(np.float32) - zo) * so
+    return run
+for name, make in [("model.onnx", onnx_run), ("model.tflite", tfl_run), ("model_int8.onnx", onnx_run),
+                   ("model_int8.tflite", tfl_run)]:
+    run = make(f"{out}/{name}")
+    acc = np.mean([run(x[i:i + 1]).argmax() == y[i] for i in range(len(x))])
+    for _ in range(5): run(x[:1])
+    t = []
+    for _ in range(50):
+        s = time.perf_counter(); run(x[:1]); t.append(time.perf_counter() - s)
+    print(name, acc, statistics.median(t))
+'''
+
+
+def _timed(cmd: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    args = parser.parse_args()
+    edgepipe = str(Path(sys.executable).with_name("edgepipe"))
+    tool, plain = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "plain.py"
+        script.write_text(PLAIN)
+        for i in range(args.runs):
+            out = Path(tmp) / f"plain{i}"
+            out.mkdir()
+            plain.append(_timed([sys.executable, str(script), str(ROOT), str(out)], Path(tmp)))
+            tool.append(_timed([edgepipe, "build", "--quiet", "--output", str(Path(tmp) / f"ep{i}")], Path(tmp)))
+    ratio = statistics.median(tool) / statistics.median(plain)
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.processor() or platform.machine()}, "
+        f"{len(tool)} alternating runs each, fresh processes (TensorFlow import included).",
+        "",
+        "| | median wall time (s) | runs (s) |",
+        "|---|---|---|",
+        f"| `edgepipe build` (host-cpu, full pipeline + report) | {statistics.median(tool):.2f} | "
+        f"{', '.join(f'{t:.2f}' for t in tool)} |",
+        f"| plain script, same library calls | {statistics.median(plain):.2f} | "
+        f"{', '.join(f'{t:.2f}' for t in plain)} |",
+        "",
+        f"**Ratio edgepipe / plain: {ratio:.2f}×** (aim: ≤ 1.3×).",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        doc = DOC.read_text()
+        section = re.compile(r"(## Build overhead \(`benchmarks/build_overhead.py`\)\n\n)(.*?)(?=\n## |\Z)", re.S)
+        DOC.write_text(section.sub(lambda m: m.group(1) + text + "\n", doc, count=1))
+
+
+if __name__ == "__main__":
+    main()
