@@ -31,6 +31,9 @@ class DataConfig(_Strict):
 
     calibration: Path | None = Field(None, description="Calibration inputs for PTQ (.npz).")
     evaluation: Path | None = Field(None, description="Evaluation inputs and `labels` (.npz).")
+    selection: Path | None = Field(
+        None, description="Labelled split the quantization ladder chooses settings on (never the gate's data).")
+    train: Path | None = Field(None, description="Labelled training split for quantization-aware training (QAT).")
 
 
 class AccuracyConfig(_Strict):
@@ -40,6 +43,13 @@ class AccuracyConfig(_Strict):
     max_drop_points: float = Field(
         1.0, ge=0.0, le=100.0, description="Largest allowed float→int8 top-1 drop, in percentage points."
     )
+    # Label-free comparison of int8 (and converted) outputs with the float outputs (edgepipe.metrics).
+    min_cosine: float = Field(0.99, ge=-1.0, le=1.0,
+                              description="Smallest allowed cosine similarity per output (label-free gate).")
+    min_sqnr_db: float | None = Field(None, description="Smallest allowed SQNR per output, dB (label-free gate).")
+    min_top1_agreement: float | None = Field(
+        None, ge=0.0, le=1.0, description="Smallest allowed share of samples whose top-1 class agrees (classifiers).")
+    max_abs_error: float | None = Field(None, ge=0.0, description="Largest allowed absolute error per output.")
 
 
 class LatencyConfig(_Strict):
@@ -47,6 +57,78 @@ class LatencyConfig(_Strict):
 
     warmup: int = Field(5, ge=0, le=10_000, description="Untimed runs before measuring.")
     runs: int = Field(50, ge=1, le=100_000, description="Timed runs; the median is reported (ms).")
+
+
+class LimitsConfig(_Strict):
+    """Resource limits (see ``edgepipe.limits``): absurd inputs are refused before allocation."""
+
+    max_model_mb: float = Field(2048.0, gt=0, description="Largest model file (or SavedModel folder), MiB.")
+    max_tensor_mb: float = Field(1024.0, gt=0, description="Largest declared tensor (model input, data array), MiB.")
+    max_data_mb: float = Field(4096.0, gt=0, description="Largest total of arrays one data file declares, MiB.")
+    stage_timeout_s: float | None = Field(None, gt=0, description="Wall-time limit of each stage (s); none if unset.")
+
+    def to_limits(self) -> Any:
+        """The :class:`edgepipe.limits.ResourceLimits` these settings describe."""
+        from edgepipe.limits import ResourceLimits
+
+        return ResourceLimits(**self.model_dump())
+
+
+class CacheConfig(_Strict):
+    """The content-addressed build cache (see ``edgepipe.cache``)."""
+
+    enabled: bool = Field(True, description="Restore unchanged builds from the cache (`--no-cache` turns it off).")
+    dir: Path | None = Field(None, description="Cache folder; default $EDGEPIPE_CACHE_DIR, else ./.edgepipe-cache.")
+
+
+class GateConfig(_Strict):
+    """Tolerances of the baseline regression gate (``edgepipe gate``, ``build --baseline``)."""
+
+    accuracy_points: float = Field(0.5, ge=0.0, le=100.0,
+                                   description="Largest allowed fall of float or int8 accuracy, percentage points.")
+    drop_points: float = Field(0.5, ge=0.0, le=100.0,
+                               description="Largest allowed growth of the float→int8 drop, percentage points.")
+    latency_slack_pct: float = Field(
+        10.0, ge=0.0, description="Margin (%) on top of the measured 95% confidence intervals of the medians, for "
+                                  "run-to-run host variation the intervals of one run cannot see; 0 on quiet runners.")
+    latency_budget_ms: float | None = Field(None, gt=0.0,
+                                            description="Median latency budget of every int8 artifact (ms).")
+    size_pct: float = Field(5.0, ge=0.0, description="Largest allowed growth of an artifact's size (%).")
+    placement: bool = Field(True, description="An op newly placed on the CPU is a regression.")
+
+
+class PreprocessConfig(_Strict):
+    """How a folder of images becomes model inputs (edgepipe.preprocess); unset values follow the model's input."""
+
+    size: tuple[int, int] | None = Field(None, description="Resize to (height, width) pixels.")
+    layout: Literal["NHWC", "NCHW"] | None = Field(None, description="Array layout of one batch.")
+    mean: list[float] = Field([0.0], min_length=1, description="Subtracted from pixels scaled to 0..1, per channel.")
+    std: list[float] = Field([1.0], min_length=1, description="Divides (pixel/255 - mean), per channel.")
+    dtype: Literal["float32", "uint8"] | None = Field(None, description="Array dtype; default the input's.")
+    limit: int | None = Field(None, ge=1, description="Use at most this many images (sorted by name).")
+
+
+class QuantizationConfig(_Strict):
+    """The fallback ladder (docs/QUANTIZATION.md): which steps run and what they may use.
+
+    Target profiles with a ``[quantization]`` table narrow ``precisions`` and
+    ``granularities`` further (int16 activations, per-channel weights).
+    """
+
+    steps: list[Literal["ptq", "calibration", "mixed", "qat"]] = Field(
+        ["ptq", "calibration", "mixed", "qat"], description="Ladder steps to run, in ladder order.")
+    granularity: Literal["per-channel", "per-tensor"] = Field(
+        "per-channel", description="Weight granularity of step (a), plain PTQ.")
+    methods: list[Literal["minmax", "percentile", "entropy"]] = Field(
+        ["minmax", "percentile", "entropy"], min_length=1, description="Calibration methods step (b) may try.")
+    granularities: list[Literal["per-channel", "per-tensor"]] = Field(
+        ["per-channel", "per-tensor"], min_length=1, description="Weight granularities the target runs.")
+    precisions: list[Literal["int8", "a16w8", "float"]] = Field(
+        ["int8", "a16w8", "float"], min_length=1,
+        description="Layer precisions the target runs (a16w8: int16 activations; float: CPU fallback on an NPU).")
+    mixed_budget: float = Field(0.25, gt=0.0, le=1.0, description="Largest share of layers mixed precision keeps.")
+    qat_epochs: int = Field(3, ge=1, le=1000, description="QAT fine-tuning epochs.")
+    qat_learning_rate: float = Field(1e-4, gt=0.0, le=1.0, description="QAT Adam learning rate.")
 
 
 class BuildConfig(_Strict):
@@ -58,6 +140,13 @@ class BuildConfig(_Strict):
     data: DataConfig = DataConfig()
     accuracy: AccuracyConfig = AccuracyConfig()
     latency: LatencyConfig = LatencyConfig()
+    quantization: QuantizationConfig = QuantizationConfig()
+    limits: LimitsConfig = LimitsConfig()
+    cache: CacheConfig = CacheConfig()
+    gate: GateConfig = GateConfig()
+    input_shapes: dict[str, list[int]] = Field(
+        {}, description="Fixed shapes for ONNX inputs with dynamic dimensions, by input name.")
+    preprocess: PreprocessConfig = PreprocessConfig()
 
     @property
     def model_name(self) -> str:
@@ -73,6 +162,8 @@ def _bundled_data_defaults(config: BuildConfig) -> BuildConfig:
         update={
             "calibration": config.data.calibration or DEFAULT_DATA / "calibration.npz",
             "evaluation": config.data.evaluation or DEFAULT_DATA / "evaluation.npz",
+            "selection": config.data.selection or DEFAULT_DATA / "selection.npz",
+            "train": config.data.train or DEFAULT_DATA / "train.npz",
         }
     )
     return config.model_copy(update={"data": data})
@@ -106,6 +197,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:
     for key in ("model", "output"):
         if isinstance(out.get(key), str):
             out[key] = str(base / out[key])
+    cache = out.get("cache")
+    if isinstance(cache, dict) and isinstance(cache.get("dir"), str):
+        out["cache"] = {**cache, "dir": str(base / cache["dir"])}
     data = out.get("data")
     if isinstance(data, dict):
         out["data"] = {k: str(base / v) if isinstance(v, str) else v for k, v in data.items()}

@@ -12,6 +12,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,17 +33,25 @@ class Dataset:
     inputs: tuple[np.ndarray, ...]
     labels: np.ndarray | None
     sha256: str
+    #: Per input: True when each sample is the whole input tensor, ``(N, *input_shape)``: inputs whose
+    #: leading dimension is not a batch (a recurrent state ``[2, 1, 128]``) and scalars (``(N,)``).
+    whole: tuple[bool, ...] = ()
 
     def __len__(self) -> int:
         return len(self.inputs[0])
 
     def samples(self, limit: int | None = None) -> Iterator[list[np.ndarray]]:
         """One batch-1 input list per sample, in file order."""
+        whole = self.whole or (False,) * len(self.inputs)
         for i in range(len(self) if limit is None else min(limit, len(self))):
-            yield [array[i : i + 1] for array in self.inputs]
+            yield [array[i] if full else array[i : i + 1] for array, full in zip(self.inputs, whole)]
 
 
 def _read_arrays(path: Path, role: str) -> dict[str, np.ndarray]:
+    if path.is_dir():
+        state = "an empty folder" if not any(path.iterdir()) else "a folder"
+        raise DataError(f"{role} data is {state}, not a .npz/.npy file", path=path,
+                        fix=f"Give the {role} .npz file itself (write it with numpy.savez)")
     if not path.is_file():
         raise DataError(f"{role} data not found", path=path,
                         fix=f"Give the {role} .npz with --{'calib' if role == 'calibration' else 'eval'} "
@@ -51,6 +60,9 @@ def _read_arrays(path: Path, role: str) -> dict[str, np.ndarray]:
         magic = handle.read(6)
     if not (magic.startswith(_ZIP_MAGIC) or magic == _NPY_MAGIC):
         raise DataError("not a .npz/.npy file", path=path, fix="Write it with numpy.savez")
+    from edgepipe.array_headers import check_declared_arrays
+
+    check_declared_arrays(path, is_npy=magic == _NPY_MAGIC)  # pickles and absurd shapes: refused before allocation
     try:
         if magic == _NPY_MAGIC:
             return {"input": np.load(path, allow_pickle=False)}
@@ -78,17 +90,24 @@ def _match_inputs(arrays: dict[str, np.ndarray], signature: Signature, path: Pat
     return [arrays[spec.name] for spec in specs]
 
 
+def _is_whole(array: np.ndarray, spec: TensorSpec) -> bool:
+    """True when ``array`` is ``(N, *input_shape)``: one whole input tensor per sample."""
+    return array.ndim == len(spec.shape) + 1 and all(e is None or e == g for e, g in zip(spec.shape, array.shape[1:]))
+
+
 def _check_array(array: np.ndarray, spec: TensorSpec, path: Path) -> np.ndarray:
     expected = spec.sample_shape()
     got = array.shape[1:]
-    if array.ndim != len(spec.shape) or any(e is not None and e != g for e, g in zip(expected, got)):
+    if _is_whole(array, spec):
+        pass
+    elif array.ndim != len(spec.shape) or any(e is not None and e != g for e, g in zip(expected, got)):
         want = "x".join("?" if d is None else str(d) for d in expected)
         raise DataError(f"array for input '{spec.name}' has samples of shape {tuple(got)}, the model takes {want}",
                         path=path, fix=f"Save the array as (N, {want.replace('x', ', ')})")
     if len(array) == 0:
         raise DataError("holds no samples", path=path, fix="Save at least one sample per input")
     if np.issubdtype(spec.dtype, np.floating):
-        if not np.issubdtype(array.dtype, np.number):
+        if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
             raise DataError(f"array for input '{spec.name}' has dtype {array.dtype}, expected numbers",
                             path=path, fix="Save float32 arrays")
         array = array.astype(spec.dtype, copy=False)
@@ -102,19 +121,40 @@ def _check_array(array: np.ndarray, spec: TensorSpec, path: Path) -> np.ndarray:
 
 
 def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bool = False,
-                 num_classes: int | None = None) -> Dataset:
-    """Read ``path`` and check it fits ``signature``; ``role`` ('calibration', 'evaluation') is for messages."""
-    arrays = _read_arrays(path, role)
+                 num_classes: int | None = None, preprocess: Any = None) -> Dataset:
+    """Read ``path`` and check it fits ``signature``; ``role`` ('calibration', 'evaluation') is for messages.
+
+    With ``preprocess`` (the ``[preprocess]`` config table), a folder of images is read by
+    :mod:`edgepipe.preprocess` as the model's one input.
+    """
+    if preprocess is not None and path.is_dir():
+        from edgepipe.preprocess import image_arrays
+
+        arrays = image_arrays(path, signature, preprocess)
+    else:
+        arrays = _read_arrays(path, role)
     labels = arrays.pop(LABELS_KEY, None)
     inputs = [_check_array(a, s, path) for a, s in zip(_match_inputs(arrays, signature, path), signature.inputs)]
     if len({len(a) for a in inputs}) > 1:
         raise DataError("input arrays have different sample counts", path=path, fix="Give every input N samples")
+    if role == "calibration":
+        _check_not_constant(inputs, signature, path)
     if need_labels and labels is None:
         raise DataError(f"{role} data has no '{LABELS_KEY}' array", path=path,
                         fix=f"Add an integer '{LABELS_KEY}' array with one class id per sample")
     if labels is not None:
         labels = _check_labels(labels, len(inputs[0]), num_classes, path)
-    return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=sha256_of(path))
+    whole = tuple(_is_whole(a, s) for a, s in zip(inputs, signature.inputs))
+    return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=sha256_of(path), whole=whole)
+
+
+def _check_not_constant(inputs: list[np.ndarray], signature: Signature, path: Path) -> None:
+    """Refuse calibration data where an input holds one value everywhere: int8 ranges fitted to it are meaningless."""
+    for array, spec in zip(inputs, signature.inputs):
+        if array.size and np.issubdtype(array.dtype, np.number) and array.min() == array.max():
+            raise DataError(f"calibration array for input '{spec.name}' is constant (every value is "
+                            f"{array.flat[0].item()!r}); int8 ranges calibrated on it would be meaningless", path=path,
+                            fix="Calibrate on real, representative samples")
 
 
 def _check_labels(labels: np.ndarray, count: int, num_classes: int | None, path: Path) -> np.ndarray:

@@ -1,18 +1,34 @@
 """Atomic output folders: a build writes into a hidden temporary folder and renames it at the end.
 
 A failed or interrupted build leaves nothing that looks complete: the temporary
-folder is removed, and so are any parent folders this build created.
+folder is removed, and so are any parent folders this build created. Two builds
+into the same output folder at once stage into their own unique temporary
+folders and commit under an advisory lock (``fcntl.flock`` on the parent
+folder itself, so no lock file is left behind): each target folder is always
+one build's complete output, the last to commit. A full disk or a read-only
+file system while writing is a user error, with nothing left behind.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from edgepipe.errors import UserError
+
+#: ``errno`` values that mean the output cannot be written for a reason outside edgepipe.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _missing_parents(path: Path) -> list[Path]:
@@ -32,6 +48,46 @@ def check_writable(folder: Path) -> None:
                         fix="Choose another --output folder or fix its permissions")
 
 
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``folder`` (an open descriptor of the folder itself)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold off SIGINT/SIGTERM for the body (cleanup must not be cut short); they arrive right after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def write_error(exc: BaseException, final: Path) -> UserError | None:
+    """The user error an ``OSError`` raised while writing outputs stands for, if it is not a bug."""
+    if not isinstance(exc, OSError) or exc.errno not in DISK_FULL | READ_ONLY:
+        return None
+    named = isinstance(exc.filename, str | bytes | os.PathLike)
+    inside = named and Path(os.fsdecode(exc.filename)).resolve().is_relative_to(final.parent.resolve())
+    if exc.errno in READ_ONLY and not inside:  # e.g. an unreadable input: not about the output folder
+        return None
+    where = f" (writing {Path(os.fsdecode(exc.filename)).name})" if isinstance(exc.filename, str | bytes) else ""
+    if exc.errno in DISK_FULL:
+        return UserError(f"no space left on the device{where}; nothing was written", path=final,
+                         fix="Free disk space or choose another --output folder")
+    return UserError(f"output folder is not writable{where}; nothing was written", path=final,
+                     fix="Choose another --output folder or fix its permissions")
+
+
 class StagingFolder:
     """A temporary folder beside ``final`` that becomes ``final`` on :meth:`commit`."""
 
@@ -43,35 +99,58 @@ class StagingFolder:
 
     def __enter__(self) -> StagingFolder:
         check_writable(self.final.parent)
-        self._created = _missing_parents(self.final.parent)
-        self.final.parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.tmp-", dir=self.final.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        self.path.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final folder should not be
+        with signals_deferred():  # an interrupt here would leave a folder no __exit__ removes
+            self._created = _missing_parents(self.final.parent)
+            try:
+                self.path = self._make_temporary()
+            except OSError as exc:
+                self._clean_up()
+                raise write_error(exc, self.final) or exc from None
+            umask = os.umask(0)
+            os.umask(umask)
+            self.path.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final folder should not be
         return self
 
+    def _make_temporary(self) -> Path:
+        for attempt in range(3):  # another build may remove a parent it created between mkdir and mkdtemp
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                return Path(tempfile.mkdtemp(prefix=f".{self.final.name}.tmp-", dir=self.final.parent))
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def commit(self) -> Path:
-        """Replace ``final`` with the staged folder in one rename (the old one is removed after)."""
+        """Replace ``final`` with the staged folder (under the parent's lock; the old one is removed after)."""
         assert self.path is not None
         old = None
-        if self.final.exists():
-            old = self.final.with_name(f".{self.final.name}.old-{os.getpid()}")
-            os.replace(self.final, old)
-        os.replace(self.path, self.final)
-        self._committed = True
+        with signals_deferred(), folder_lock(self.final.parent):
+            if self.final.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{self.final.name}.old-", dir=self.final.parent))
+                os.replace(self.final, old / self.final.name)
+            os.replace(self.path, self.final)
+            self._committed = True
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
         return self.final
+
+    def _clean_up(self) -> None:
+        """Remove the staged folder and every parent folder this build created (deepest first)."""
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        for folder in self._created:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self._committed:
             return
-        if self.path is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
-        for folder in self._created:  # deepest first
-            try:
-                folder.rmdir()
-            except OSError:
-                break
+        with signals_deferred():
+            self._clean_up()
+        user_error = write_error(exc, self.final) if exc is not None else None
+        if user_error is not None:
+            raise user_error from None

@@ -35,7 +35,10 @@ class StageLog:
         log.info("stage %s: start", name)
         self._listener("start", name)
         start = time.perf_counter()
-        yield
+        from edgepipe.limits import active, stage_deadline
+
+        with stage_deadline(name, active().stage_timeout_s):  # limits.stage_timeout_s of the build
+            yield
         seconds = time.perf_counter() - start
         self.records.append(StageRecord(name, "ran", seconds, detail))
         log.info("stage %s: done in %.2f s", name, seconds)

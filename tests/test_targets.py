@@ -54,3 +54,41 @@ def test_malformed_profile(profiles: Path) -> None:
     (profiles / "broken.toml").write_text("description = [\n")
     with pytest.raises(ProfileError, match="malformed profile"):
         load_profile("broken")
+
+
+def test_at_least_seven_build_targets_with_sources_and_op_tables() -> None:
+    names = available_targets()
+    assert {"host-cpu", "gpu-reference", "mobile-npu", "edge-tpu", "ethos-u55", "ethos-u85",
+            "edge-box-npu"} <= set(names)
+    for name in names:
+        profile = load_profile(name)
+        assert profile.sources, f"{name} lists no public sources"
+        assert profile.op_table(profile.artifact.format) is not None, f"{name} cannot check its own artifact"
+
+
+def test_family_base_is_not_a_target_and_is_not_inherited_as_abstract() -> None:
+    assert "family-ethos-u" in available_targets(include_abstract=True)
+    assert "family-ethos-u" not in available_targets()
+    with pytest.raises(ProfileError, match="family base"):
+        load_profile("family-ethos-u")
+    member = load_profile("ethos-u55")
+    assert not member.abstract and member.partition == "any" and member.deploy_formats == ["tflite"]
+
+
+def test_edge_tpu_partitions_prefix_only() -> None:
+    assert load_profile("edge-tpu").partition == "prefix"
+
+
+def test_unknown_constraint_in_profile_names_it_and_the_file(profiles: Path) -> None:
+    (profiles / "npu.toml").write_text('description = "x"\ndevice_class = "npu"\n'
+                                       '[tflite.ops.CONV_2D]\nstride_maxx = 3\n')
+    with pytest.raises(ProfileError) as err:
+        load_profile("npu")
+    assert "stride_maxx" in str(err.value) and "npu.toml" in str(err.value)
+
+
+def test_constraint_parameter_of_wrong_type_is_an_error(profiles: Path) -> None:
+    (profiles / "npu.toml").write_text('description = "x"\ndevice_class = "npu"\n'
+                                       '[tflite.ops.CONV_2D]\nstride_max = "three"\n')
+    with pytest.raises(ProfileError, match="stride_max"):
+        load_profile("npu")

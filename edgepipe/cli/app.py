@@ -9,7 +9,9 @@ with no traceback; ``--debug`` shows the traceback of any error.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import traceback
 
 import typer
@@ -17,8 +19,8 @@ from typer.exceptions import Abort, Exit, TyperException
 
 from edgepipe.errors import EdgepipeError, ExitCode, UserError
 
-EPILOG = ("Exit codes: 0 success · 1 user error (bad input or config) · 2 accuracy gate failed · "
-          "3 internal error · 130 interrupted.")
+EPILOG = ("Exit codes: 0 success · 1 user error (bad input or config) · "
+          "2 accuracy gate failed or baseline regression · 3 internal error · 130 interrupted.")
 
 app = typer.Typer(
     name="edgepipe",
@@ -46,14 +48,42 @@ def _register() -> None:
 
     for module in (build_cmd, export_cmd, eval_cmd, targets_cmd):
         module.register(app)
+    from edgepipe.cli import baseline_cmd, gate_cmd, schema_cmd  # CI: regression gate, baselines, report schema
+
+    for module in (gate_cmd, baseline_cmd, schema_cmd):
+        module.register(app)
+    from edgepipe.cli import bench_cmd, calibrate_cmd  # host benchmarks, delegate estimates, calibration
+
+    for module in (bench_cmd, calibrate_cmd):
+        module.register(app)
+    from edgepipe.cli import check_cmd  # operator support per target
+
+    check_cmd.register(app)
 
 
 def _error(message: str) -> None:
     typer.echo(f"edgepipe: error: {message}", err=True)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code instead of raising."""
+    """Run the CLI; returns the process exit code instead of raising.
+
+    SIGTERM (a cancelled CI job) is handled like Ctrl-C: staged outputs are removed, exit 130.
+    """
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     _register()

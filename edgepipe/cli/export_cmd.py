@@ -20,7 +20,9 @@ def _run(config: Path | None, model: Path | None, calib: Path | None, output: Pa
     cfg = cfg.model_copy(update={"data": cfg.data.model_copy(update={"evaluation": None})})
     if not quantize:
         cfg = cfg.model_copy(update={"data": cfg.data.model_copy(update={"calibration": None})})
-    with stage_progress(quiet) as listener:
+    from edgepipe.limits import use_limits
+
+    with use_limits(cfg.limits.to_limits()), stage_progress(quiet) as listener:
         for path in run_artifacts_only(cfg, output, quantize=quantize, listener=listener):
             typer.echo(str(path))
 

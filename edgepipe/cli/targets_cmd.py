@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from edgepipe.config import PROJECT_ROOT
+
+#: Where `edgepipe targets docs` writes by default (checked in; a test fails when stale).
+DOCS_FOLDER = PROJECT_ROOT / "docs" / "targets"
 
 targets_app = typer.Typer(help="List and show target profiles.", no_args_is_help=True)
 
@@ -18,11 +25,30 @@ def list_targets() -> None:
 
 
 @targets_app.command("show")
-def show_target(name: str = typer.Argument(..., help="Target name.")) -> None:
-    """The resolved profile (inherit applied) as JSON."""
+def show_target(name: str = typer.Argument(..., help="Target name."),
+                ops: bool = typer.Option(False, "--ops", help="The supported-ops document instead of JSON.")) -> None:
+    """The resolved profile (inherit applied) as JSON, or with --ops its supported operators and constraints."""
     from edgepipe.targets import load_profile
 
-    typer.echo(load_profile(name).model_dump_json(indent=2))
+    profile = load_profile(name, allow_abstract=True)
+    if ops:
+        from edgepipe.support.docs import render_target_doc
+
+        typer.echo(render_target_doc(profile), nl=False)
+        return
+    typer.echo(profile.model_dump_json(indent=2))
+
+
+@targets_app.command("docs")
+def write_target_docs(
+    output: Path = typer.Option(DOCS_FOLDER, "--output", "-o", help="Folder for the generated documents."),
+) -> None:
+    """Write each target's supported-ops document (from the constraint docstrings) into docs/targets/."""
+    from edgepipe.support.docs import write_docs
+    from edgepipe.targets import available_targets, load_profile
+
+    written = write_docs(output, [load_profile(n) for n in available_targets()])
+    typer.echo(f"wrote {len(written)} files to {output}")
 
 
 def register(app: typer.Typer) -> None:

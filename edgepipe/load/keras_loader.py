@@ -16,11 +16,30 @@ def _spec(tensor: Any) -> TensorSpec:
     return TensorSpec(name=tensor.name, shape=tuple(tensor.shape), dtype=np.dtype(tensor.dtype))
 
 
+def _check_zip_total(path: Path) -> None:
+    """Refuse a .keras archive whose members declare more than ``limits.max_model_mb`` (a zip bomb)."""
+    from edgepipe.limits import active
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ModelLoadError(f"not a readable zip archive ({exc})", path=path,
+                             fix="Save the model again with model.save('name.keras')") from None
+    if total > active().max_model_bytes:
+        raise ModelLoadError(f"archive unpacks to {total} bytes, above limits.max_model_mb", path=path,
+                             fix="Raise limits.max_model_mb in the config if the model really is that big")
+
+
 def load(path: Path) -> tuple[Any, Signature]:
     """The ``keras.Model`` in ``path`` and its signature."""
     if not zipfile.is_zipfile(path):
         raise ModelLoadError("not a Keras 3 model (a .keras file is a zip archive)", path=path,
                              fix="Save the model with model.save('name.keras')")
+    from edgepipe.limits import check_model_file
+
+    check_model_file(path)
+    _check_zip_total(path)
     from edgepipe.frameworks import import_keras
 
     keras = import_keras()
@@ -28,6 +47,11 @@ def load(path: Path) -> tuple[Any, Signature]:
         model = keras.saving.load_model(path, compile=False, safe_mode=True)
     except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "Lambda" in reason and "safe_mode" in str(exc):
+            raise ModelLoadError("holds a Lambda layer (embedded Python code); Keras safe_mode refused it and none "
+                                 "of its code was run", path=path,
+                                 fix="Replace the Lambda with built-in or registered custom layers and save again"
+                                 ) from None
         raise ModelLoadError(f"cannot load Keras model ({reason})", path=path,
                              fix="Check the file is a Keras 3 model without Lambda layers") from None
     signature = Signature(inputs=tuple(_spec(t) for t in model.inputs),

@@ -26,17 +26,22 @@ def _specs(values: Any, initializers: set[str]) -> tuple[TensorSpec, ...]:
     return tuple(specs)
 
 
-def load(path: Path) -> tuple[Any, Signature]:
-    """The ``onnx.ModelProto`` in ``path`` (checked) and its graph signature."""
+def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[Any, Signature]:
+    """The ``onnx.ModelProto`` in ``path`` (checked, dynamic input dims fixed: edgepipe.load.onnx_shapes)."""
     import onnx
 
+    from edgepipe.load.onnx_checks import read_onnx
+
+    model = read_onnx(path)  # size limit, opsets, domains, external-data paths: checked before loading data
     try:
-        model = onnx.load(str(path))
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelLoadError(f"not a valid ONNX model ({reason})", path=path,
                              fix="Export the model again; check the file is complete") from None
+    from edgepipe.load.onnx_shapes import fix_input_shapes
+
+    fix_input_shapes(model, input_shapes or {}, path)
     initializers = {init.name for init in model.graph.initializer}
     signature = Signature(inputs=_specs(model.graph.input, initializers),
                           outputs=_specs(model.graph.output, set()))

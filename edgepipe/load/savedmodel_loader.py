@@ -23,7 +23,9 @@ def _specs(specs: dict[str, Any]) -> tuple[TensorSpec, ...]:
 def load(path: Path) -> tuple[Any, Signature]:
     """The loaded SavedModel object and the signature of its ``serving_default`` function."""
     from edgepipe.frameworks import import_tensorflow
+    from edgepipe.limits import check_model_file
 
+    check_model_file(path)
     tf = import_tensorflow()
     try:
         loaded = tf.saved_model.load(str(path))

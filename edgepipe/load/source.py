@@ -39,7 +39,7 @@ class SourceModel:
         return self.format == "keras"
 
 
-def load_model(path: Path) -> SourceModel:
+def load_model(path: Path, input_shapes: dict[str, list[int]] | None = None) -> SourceModel:
     """Load ``path`` without executing any code it contains; user errors for anything unreadable."""
     fmt = detect_format(path)
     if fmt == "keras":
@@ -50,7 +50,8 @@ def load_model(path: Path) -> SourceModel:
         from edgepipe.load import onnx_loader as loader
     else:
         from edgepipe.load import tflite_loader as loader
-    handle, signature = loader.load(path)
+    # ONNX inputs with dynamic dimensions are fixed on load (config `input_shapes`, else batch 1).
+    handle, signature = loader.load(path, input_shapes) if fmt == "onnx" else loader.load(path)
     log.info("loaded %s model %s: inputs %s", fmt, path,
              ", ".join(spec.describe() for spec in signature.inputs))
     return SourceModel(path=path, format=fmt, sha256=sha256_of(path), signature=signature, handle=handle)

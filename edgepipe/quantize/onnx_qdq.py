@@ -1,7 +1,14 @@
-"""Int8 ONNX in QDQ form through ``onnxruntime.quantization`` (pre-process, then ``quantize_static``)."""
+"""Int8 ONNX in QDQ form through ``onnxruntime.quantization`` (pre-process, then ``quantize_static``).
+
+Calibration is ONNX Runtime's own: its ``MinMax``, ``Percentile`` and
+``Entropy`` calibrators; mixed precision uses its ``nodes_to_exclude`` (float)
+and ``TensorQuantOverrides`` (int16 activations on chosen layers).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 from pathlib import Path
 from typing import Any
@@ -12,58 +19,93 @@ from edgepipe.quantize.recipe import QuantRecipe
 log = logging.getLogger(__name__)
 
 _METHODS = {"minmax": "MinMax", "percentile": "Percentile", "entropy": "Entropy"}
+#: Op types that carry weights and are quantized as layers (the unit of sensitivity and mixed precision).
+LAYER_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
-def calibration_reader(dataset: Dataset, input_names: list[str]) -> Any:
+def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | None = None) -> Any:
     """An ``onnxruntime.quantization.CalibrationDataReader`` over ``dataset`` (batch 1, model order)."""
     from onnxruntime.quantization import CalibrationDataReader
 
     class _Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self._samples = dataset.samples()
+            self._samples = dataset.samples(limit)
 
         def get_next(self) -> dict[str, Any] | None:
             sample = next(self._samples, None)
             return None if sample is None else dict(zip(input_names, sample))
 
         def rewind(self) -> None:
-            self._samples = dataset.samples()
+            self._samples = dataset.samples(limit)
 
     return _Reader()
 
 
 def preprocess(float_path: Path, out_path: Path) -> Path:
-    """ONNX Runtime's recommended pre-processing (shape inference, graph optimisation) before PTQ."""
+    """ONNX Runtime's recommended pre-processing (shape inference, graph optimisation) before PTQ; cached."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    quant_pre_process(str(float_path), str(out_path), skip_symbolic_shape=False)
+    if not out_path.exists():
+        quant_pre_process(str(float_path), str(out_path), skip_symbolic_shape=False)
     return out_path
 
 
+def graph_inputs(model: Any) -> list[str]:
+    """Names of the real (non-initializer) inputs of an ``onnx.ModelProto``."""
+    initializers = {init.name for init in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initializers]
+
+
+def weight_layers(path: Path) -> list[tuple[str, str]]:
+    """(node name, op type) of every weight-carrying node of the ONNX model at ``path``, in graph order."""
+    import onnx
+
+    model = onnx.load(str(path))
+    return [(n.name, n.op_type) for n in model.graph.node if n.op_type in LAYER_OPS]
+
+
+def _int16_overrides(model: Any, nodes: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """``TensorQuantOverrides`` giving every activation in and out of ``nodes`` int16."""
+    from onnxruntime.quantization import QuantType
+
+    initializers = {init.name for init in model.graph.initializer}
+    tensors = {t for n in model.graph.node if n.name in nodes for t in (*n.input, *n.output)
+               if t and t not in initializers}
+    return {t: [{"quant_type": QuantType.QInt16}] for t in sorted(tensors)}
+
+
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
-                  scratch: Path) -> Path:
-    """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``."""
+                  scratch: Path, *, only_nodes: tuple[str, ...] | None = None) -> Path:
+    """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
+
+    ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
+    """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     model = onnx.load(str(prepared))
-    initializers = {init.name for init in model.graph.initializer}
-    input_names = [i.name for i in model.graph.input if i.name not in initializers]
     activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QInt16
-    quantize_static(
-        str(prepared), str(out_path), calibration_reader(calibration, input_names),
-        quant_format=QuantFormat.QDQ,
-        per_channel=recipe.per_channel,
-        activation_type=activation_type,
-        weight_type=QuantType.QInt8,
-        calibrate_method=getattr(CalibrationMethod, _METHODS[recipe.method]),
-        nodes_to_exclude=list(recipe.keep_float),
-        extra_options={
-            "ActivationSymmetric": recipe.symmetric_activations,
-            "WeightSymmetric": True,
-            "CalibTensorRangeSymmetric": recipe.symmetric_activations,
-        },
-    )
+    extra: dict[str, Any] = {
+        "ActivationSymmetric": recipe.symmetric_activations,
+        "WeightSymmetric": True,
+        "CalibTensorRangeSymmetric": recipe.symmetric_activations,
+    }
+    if recipe.keep_a16w8:
+        extra["TensorQuantOverrides"] = _int16_overrides(model, recipe.keep_a16w8)
+    chatter = io.StringIO()  # the calibrators print progress to stdout; keep it in the log instead
+    with contextlib.redirect_stdout(chatter):
+        quantize_static(
+            str(prepared), str(out_path), calibration_reader(calibration, graph_inputs(model)),
+            quant_format=QuantFormat.QDQ,
+            per_channel=recipe.per_channel,
+            activation_type=activation_type,
+            weight_type=QuantType.QInt8,
+            calibrate_method=getattr(CalibrationMethod, _METHODS[recipe.method]),
+            nodes_to_quantize=list(only_nodes) if only_nodes else None,
+            nodes_to_exclude=list(recipe.keep_float),
+            extra_options=extra,
+        )
+    log.debug("%s", chatter.getvalue().strip())
     log.info("quantized %s -> %s (%s)", float_path.name, out_path.name, recipe.label)
     return out_path

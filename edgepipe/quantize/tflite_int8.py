@@ -1,9 +1,16 @@
-"""Full-integer TFLite through the TFLite converter, with int8 input and output."""
+"""Full-integer TFLite through the TFLite converter, with int8 (or int16) input and output.
+
+The converter calibrates with min/max ranges, per-channel or per-tensor weights.
+Mixed precision (some layers left in float) goes through TF's own selective
+quantization: ``QuantizationDebugger`` with ``denylisted_nodes``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -13,22 +20,23 @@ from edgepipe.export.to_tflite import tflite_converter
 from edgepipe.quantize.recipe import QuantRecipe
 
 
-def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe: QuantRecipe) -> Path:
-    """Write the full-integer TFLite of ``graph`` to ``out_path``, calibrated on ``calibration``.
+def representative(dataset: Dataset, limit: int | None = None) -> Callable[[], Iterator[list[np.ndarray]]]:
+    """The converter's ``representative_dataset``: batch-1 samples of ``dataset``."""
 
-    The converter calibrates with min/max ranges; int16 activations use the
-    converter's 16x8 op set with int16 input and output.
-    """
+    def samples() -> Iterator[list[np.ndarray]]:
+        yield from dataset.samples(limit)
+
+    return samples
+
+
+def int8_converter(graph: TFGraph, calibration: Dataset, recipe: QuantRecipe) -> Any:
+    """A converter set up for full-integer conversion following ``recipe`` (not yet run)."""
     from edgepipe.frameworks import import_tensorflow
 
     tf = import_tensorflow()
-
-    def representative() -> Iterator[list[np.ndarray]]:
-        yield from calibration.samples()
-
     converter = tflite_converter(graph)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative
+    converter.representative_dataset = representative(calibration)
     if recipe.activation_bits == 16:
         converter.target_spec.supported_ops = [
             tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
@@ -40,5 +48,33 @@ def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe
     converter.inference_output_type = io_type
     if not recipe.per_channel:
         converter._experimental_disable_per_channel = True  # noqa: SLF001 - the converter's only switch for it
-    out_path.write_bytes(converter.convert())
+    return converter
+
+
+def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe: QuantRecipe) -> Path:
+    """Write the full-integer TFLite of ``graph`` to ``out_path``, calibrated on ``calibration``.
+
+    int16 activations use the converter's 16x8 op set with int16 input and
+    output; layers in ``recipe.keep_float`` (output tensor names) stay float.
+    """
+    converter = int8_converter(graph, calibration, recipe)
+    if recipe.keep_float:
+        out_path.write_bytes(selective_debugger(converter, calibration, recipe.keep_float)
+                             .get_nondebug_quantized_model())
+    else:
+        out_path.write_bytes(converter.convert())
     return out_path
+
+
+def selective_debugger(converter: Any, dataset: Dataset, keep_float: tuple[str, ...] = (),
+                       compare: dict[str, Callable[..., float]] | None = None, limit: int | None = None) -> Any:
+    """TF's ``QuantizationDebugger`` over ``converter``: ``keep_float`` layers denylisted, ``compare`` metrics."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    options = tf.lite.experimental.QuantizationDebugOptions(
+        layer_direct_compare_metrics=compare, denylisted_nodes=list(keep_float) or None, fully_quantize=True)
+    with warnings.catch_warnings():  # the debugger builds TF's deprecated tf.lite.Interpreter; it is TF's own tool
+        warnings.simplefilter("ignore", UserWarning)
+        return tf.lite.experimental.QuantizationDebugger(
+            converter=converter, debug_dataset=representative(dataset, limit), debug_options=options)

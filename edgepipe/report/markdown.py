@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from edgepipe.report.label_free import render_label_free
 from edgepipe.report.schema import BuildReport
 
 
@@ -18,7 +19,9 @@ def render_markdown(report: BuildReport) -> str:
         f"**Verdict: {icon} {report.verdict}** — {report.verdict_reason}",
         "",
     ]
-    if report.accuracy:
+    if report.accuracy and report.accuracy.metric == "label_free" and report.accuracy.label_free is not None:
+        lines += render_label_free(report.accuracy.label_free)
+    elif report.accuracy:
         acc = report.accuracy
         lines += [f"## Accuracy ({acc.metric}, {acc.samples} evaluation samples, "
                   f"threshold {acc.threshold_points:g} points)", "",
@@ -27,12 +30,33 @@ def render_markdown(report: BuildReport) -> str:
             lines.append(f"| {fmt} | {_pct(acc.float_by_format.get(fmt, acc.float))} | {_pct(int8)} | "
                          f"{acc.drop_points[fmt]:+.2f} |")
         lines.append("")
-    lines += ["## Artifacts", "", "| file | format | precision | size (bytes) | host latency p50 (ms) |",
+        if acc.label_free is not None:
+            lines += render_label_free(acc.label_free)
+    if report.quantization is not None:
+        from edgepipe.quantize.markdown import render_quantization
+
+        lines += render_quantization(report.quantization)
+    lines += ["## Artifacts", "", "| file | format | precision | size (bytes) | host latency p50 [95% CI] (ms) |",
               "|---|---|---|---|---|"]
     for art in report.artifacts:
         latency = report.latency_ms.get(art.path)
         shown = "–" if latency is None else f"{latency:.3f}"
+        detail = report.latency.get(art.path)
+        if detail is not None and detail.ci_low_ms is not None and detail.ci_high_ms is not None:
+            shown += f" [{detail.ci_low_ms:.3f}, {detail.ci_high_ms:.3f}]"
         lines.append(f"| {art.path} | {art.format} | {art.precision} | {art.size_bytes:,} | {shown} |")
+    if report.support is not None:
+        from edgepipe.support.render import render_support_markdown
+
+        lines += ["", *render_support_markdown(report.support)]
+    if report.performance is not None:
+        from edgepipe.perf.render import render_performance_markdown
+
+        lines += ["", *render_performance_markdown(report.performance)]
+    if report.custom_ops is not None and report.custom_ops.ops:
+        from edgepipe.report.custom_ops import render_custom_ops
+
+        lines += ["", *render_custom_ops(report.custom_ops)]
     lines += ["", "## Stages", "", "| stage | status | time (s) | note |", "|---|---|---|---|"]
     for stage in report.stages:
         lines.append(f"| {stage.name} | {stage.status} | {stage.seconds:.2f} | {stage.detail} |")

@@ -7,6 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edgepipe.perf.report import PerformanceReport
+from edgepipe.quantize.report import QuantizationReport
+from edgepipe.report.custom_ops import CustomOpsReport
+from edgepipe.report.label_free import LabelFreeInfo
+from edgepipe.support.report import SupportReport
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -36,6 +42,8 @@ class AccuracyInfo(_Record):
     int8: dict[str, builtins.float] = Field(description="Int8 accuracy per format (0..1).")
     drop_points: dict[str, builtins.float] = Field(
         description="Float minus int8 accuracy per format, percentage points.")
+    label_free: LabelFreeInfo | None = Field(
+        None, description="Int8/converted outputs compared with float outputs, no labels needed (edgepipe.metrics).")
 
 
 class LatencyDetail(_Record):
@@ -44,6 +52,8 @@ class LatencyDetail(_Record):
     min_ms: float
     runs: int
     init_ms: float
+    ci_low_ms: float | None = Field(None, description="Lower bound of the 95% confidence interval of the median (ms).")
+    ci_high_ms: float | None = Field(None, description="Upper bound of the 95% confidence interval of the median (ms).")
 
 
 class StageInfo(_Record):
@@ -68,3 +78,11 @@ class BuildReport(_Record):
     tool_versions: dict[str, str]
     verdict: Literal["pass", "fail"]
     verdict_reason: str
+    quantization: QuantizationReport | None = Field(
+        None, description="The quantization ladder's decision trail and per-layer sensitivity.")
+    support: SupportReport | None = Field(
+        None, description="Per-node accelerator/CPU placement of the artifact deployed to the target.")
+    performance: PerformanceReport | None = Field(
+        None, description="Latency per power mode, energy per inference (mJ) and the estimate's known error.")
+    custom_ops: CustomOpsReport | None = Field(
+        None, description="Custom or unknown ops of the model and whether this target's accelerator lists them.")

@@ -1,25 +1,66 @@
-"""Stage: accuracy of every artifact on the evaluation split."""
+"""Stage: accuracy of every artifact on the evaluation split, with labels (top-1) or without (label-free).
+
+Every artifact runs once on the evaluation inputs (or, with no evaluation data, the
+calibration inputs). With labels, top-1 accuracy per artifact and the int8 drop are
+the gate; the label-free comparison of every other artifact with the float reference
+(:mod:`edgepipe.metrics`) is always reported and gates the build when there are no labels.
+"""
 
 from __future__ import annotations
 
 from edgepipe.artifacts import Artifact
-from edgepipe.evaluate import evaluate_top1
+from edgepipe.config import AccuracyConfig
+from edgepipe.evaluate import top1_accuracy
+from edgepipe.metrics.compare import compare, reference_of, run_outputs
+from edgepipe.metrics.label_free import Thresholds
+from edgepipe.report.label_free import LabelFreeInfo
 from edgepipe.report.schema import AccuracyInfo
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
 
+#: Samples the label-free comparison runs on at most (it runs every artifact on each).
+LABEL_FREE_SAMPLES = 100
 
-def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], threshold: float,
-                   stages: StageLog) -> AccuracyInfo | None:
-    """Top-1 accuracy of every artifact on the evaluation split, and the int8 drop per format (points)."""
-    if inputs.evaluation is None:
-        stages.skip("evaluate", "no evaluation data (give --eval or data.evaluation)")
-        return None
-    with stages.stage("evaluate", f"top-1 on {len(inputs.evaluation)} labelled samples"):
-        scores = {a.key: evaluate_top1(a.path, inputs.evaluation) for a in artifacts}
+
+def thresholds_of(accuracy: AccuracyConfig) -> Thresholds:
+    return Thresholds(min_cosine=accuracy.min_cosine, min_sqnr_db=accuracy.min_sqnr_db,
+                      min_top1_agreement=accuracy.min_top1_agreement, max_abs_error=accuracy.max_abs_error)
+
+
+def _top1(artifacts: list[Artifact], scores: dict[str, float], threshold: float) -> dict[str, object]:
     float_by_format = {a.format: scores[a.key] for a in artifacts if a.precision == "fp32"}
     int8 = {a.format: scores[a.key] for a in artifacts if a.precision != "fp32"}
     reference = float_by_format.get("onnx", next(iter(float_by_format.values()), None))
     drops = {fmt: round(100 * (float_by_format.get(fmt, reference or 0.0) - acc), 4) for fmt, acc in int8.items()}
-    return AccuracyInfo(metric="top1", samples=len(inputs.evaluation), threshold_points=threshold,
-                        float=reference, float_by_format=float_by_format, int8=int8, drop_points=drops)
+    return dict(metric="top1", threshold_points=threshold, float=reference, float_by_format=float_by_format,
+                int8=int8, drop_points=drops)
+
+
+def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: AccuracyConfig,
+                   stages: StageLog) -> AccuracyInfo | None:
+    """Top-1 per artifact when the evaluation data has labels, and the label-free comparison always."""
+    data = inputs.evaluation or inputs.calibration
+    if data is None or not artifacts:
+        stages.skip("evaluate", "no evaluation or calibration data to run the models on" if data is None
+                    else "no artifact could run")
+        return None
+    split = "evaluation" if inputs.evaluation is not None else "calibration"
+    labelled = data.labels is not None
+    limit = None if labelled else LABEL_FREE_SAMPLES
+    detail = (f"top-1 on {len(data)} labelled samples" if labelled else
+              f"label-free on {min(len(data), LABEL_FREE_SAMPLES)} {split} samples")
+    with stages.stage("evaluate", detail):
+        outputs = {a.key: run_outputs(a.path, data, limit) for a in artifacts}
+    reference = reference_of(artifacts)
+    thresholds = thresholds_of(accuracy)
+    comparisons = [compare(a, reference, outputs, thresholds) for a in artifacts
+                   if reference is not None and a.key != reference.key]
+    label_free = LabelFreeInfo(samples=len(next(iter(outputs.values())).arrays[0]), data=split, gated=not labelled,
+                               thresholds={k: v for k, v in vars(thresholds).items()}, comparisons=comparisons)
+    if labelled:
+        assert data.labels is not None
+        scores = {key: top1_accuracy(out.arrays[0], data.labels) for key, out in outputs.items()}
+        return AccuracyInfo(samples=len(data), label_free=label_free,
+                            **_top1(artifacts, scores, accuracy.max_drop_points))  # type: ignore[arg-type]
+    return AccuracyInfo(metric="label_free", samples=label_free.samples, threshold_points=accuracy.max_drop_points,
+                        float=None, float_by_format={}, int8={}, drop_points={}, label_free=label_free)

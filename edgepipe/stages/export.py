@@ -1,13 +1,25 @@
-"""Stage: export the source model to float ONNX and float TFLite (batch 1)."""
+"""Stage: export the source model to float ONNX and float TFLite (batch 1).
+
+- Keras / SavedModel: float ONNX (tf2onnx) and float TFLite (TFLite converter).
+- ONNX: the model with its dynamic dimensions fixed on load, and float TFLite through
+  onnx2tf (:mod:`edgepipe.export.onnx_to_tflite`), which needs static shapes and
+  calibration data. A model onnx2tf cannot convert keeps its ONNX artifacts; the report
+  says why the TFLite is missing.
+- TFLite: the file itself. An int8 file is only checked and benchmarked; a file LiteRT
+  cannot run (custom ops) yields no artifact and the report names the ops.
+"""
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
+
+log = logging.getLogger(__name__)
 
 
 def export_stage(inputs: BuildInputs, folder: Path, scratch: Path, stages: StageLog) -> tuple[list[Artifact], object]:
@@ -23,7 +35,82 @@ def export_stage(inputs: BuildInputs, folder: Path, scratch: Path, stages: Stage
             artifacts = [Artifact(export_onnx(graph, folder / "model.onnx"), "onnx", "fp32"),
                          Artifact(export_tflite(graph, folder / "model.tflite"), "tflite", "fp32")]
         return artifacts, graph
-    suffix = "onnx" if model.format == "onnx" else "tflite"
-    other = "TFLite" if suffix == "onnx" else "ONNX"
-    stages.skip("export", f"input is already {suffix.upper()}; {other} conversion is not available for it yet")
-    return [Artifact(Path(shutil.copyfile(model.path, folder / f"model.{suffix}")), suffix, "fp32")], None
+    if model.format == "onnx":
+        return _export_onnx_input(inputs, folder, scratch, stages), None
+    return _export_tflite_input(inputs, folder, stages), None
+
+
+def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages: StageLog) -> list[Artifact]:
+    import onnx
+
+    from edgepipe.load.onnx_shapes import dynamic_inputs
+
+    onnx_path = folder / "model.onnx"
+    onnx.save(inputs.model.handle, str(onnx_path))  # the loaded model: dynamic input dims already fixed
+    artifacts = [Artifact(onnx_path, "onnx", "fp32")]
+    dynamic = dynamic_inputs(inputs.model.handle)
+    if dynamic:
+        stages.skip("export", f"input is ONNX; TFLite needs static shapes, {', '.join(dynamic)} still dynamic "
+                              "(set input_shapes in the config)")
+        return artifacts
+    if inputs.calibration is None:
+        stages.skip("export", "input is ONNX; onnx2tf needs calibration data for TFLite (give --calib)")
+        return artifacts
+    from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite
+
+    names = [spec.name for spec in inputs.model.signature.inputs]
+    tflite_path = folder / "model.tflite"
+    try:
+        with stages.stage("export", "float TFLite through onnx2tf (input shapes kept)"):
+            convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch)
+            _check_same_inputs(tflite_path, inputs)
+    except ConversionError as exc:
+        log.warning("%s: %s", inputs.model.path.name, exc)
+        tflite_path.unlink(missing_ok=True)
+        stages.skip("export", f"input is ONNX; TFLite conversion failed: {exc}")
+        return artifacts
+    return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
+
+
+def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
+    """The TFLite must run a calibration sample and take the ONNX inputs in the same order and shapes."""
+    from edgepipe.export.onnx_to_tflite import ConversionError
+    from edgepipe.export.tflite_ops import runnable_in_litert
+    from edgepipe.runtimes import open_runner
+
+    problem = runnable_in_litert(tflite_path)
+    if problem is not None:
+        raise ConversionError(f"LiteRT cannot run onnx2tf's output: {problem}")
+    with open_runner(tflite_path) as runner:
+        got = [tuple(s.shape) for s in runner.signature.inputs]
+        want = [tuple(s.shape) for s in inputs.model.signature.inputs]
+        if got != want:
+            raise ConversionError(f"onnx2tf's TFLite takes inputs {got}, the ONNX model {want}")
+        try:
+            assert inputs.calibration is not None
+            runner.infer(next(inputs.calibration.samples()))
+        except Exception as exc:  # noqa: BLE001 - whatever LiteRT says about the converted model, report it
+            raise ConversionError(f"onnx2tf's TFLite does not run in LiteRT: {exc}") from None
+
+
+def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> list[Artifact]:
+    from edgepipe.export.tflite_ops import custom_op_names, runnable_in_litert
+    from edgepipe.quantize.tflite_aiedge import tflite_kind
+
+    source = inputs.model.path
+    problem = runnable_in_litert(source)
+    if problem is not None:
+        custom = custom_op_names(source)
+        ops = f"custom ops {', '.join(custom)}" if custom else "an op LiteRT's built-in resolver lacks"
+        stages.skip("export", f"input is TFLite with {ops}: LiteRT cannot run it here ({problem}); "
+                              "no artifact to quantize or evaluate")
+        return []
+    kind = tflite_kind(source)
+    if kind == "int8":
+        stages.skip("export", "input is an int8 TFLite: checked and benchmarked only")
+        return [Artifact(Path(shutil.copyfile(source, folder / "model_int8.tflite")), "tflite", "int8")]
+    custom = custom_op_names(source)
+    note = " (float16 weights behind DEQUANTIZE)" if kind == "fp16-weights" else ""
+    note += f" with custom ops {', '.join(custom)} (LiteRT runs them on the host)" if custom else ""
+    stages.skip("export", f"input is already a float TFLite{note}; ONNX conversion is not available for it")
+    return [Artifact(Path(shutil.copyfile(source, folder / "model.tflite")), "tflite", "fp32")]

@@ -31,12 +31,14 @@ def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
     """Load the target profiles, the model and its data; any problem is a user error, nothing is written."""
     targets = tuple(load_profile(name) for name in dict.fromkeys(config.targets))
     with stages.stage("load"):
-        model = load_model(config.model)
+        model = load_model(config.model, input_shapes=config.input_shapes)
     calibration = evaluation = None
     if config.data.calibration is not None:
-        calibration = load_dataset(config.data.calibration, model.signature, role="calibration")
+        calibration = load_dataset(config.data.calibration, model.signature, role="calibration",
+                                   preprocess=config.preprocess)
     if config.data.evaluation is not None:
+        # Labels are optional: without them the evaluation is label-free (edgepipe.metrics).
         evaluation = load_dataset(config.data.evaluation, model.signature, role="evaluation",
-                                  need_labels=True, num_classes=_num_classes(model))
+                                  num_classes=_num_classes(model), preprocess=config.preprocess)
     check_writable(config.output)
     return BuildInputs(model=model, calibration=calibration, evaluation=evaluation, targets=targets)

@@ -31,8 +31,28 @@ class TargetContext:
 
 TargetStage = Callable[[TargetContext], tuple[str, Any]]
 
+
+def _support(context: TargetContext) -> tuple[str, Any]:
+    from edgepipe.support.stage import support_stage  # lazy: keeps CLI start-up fast
+
+    return support_stage(context)
+
+
+def _performance(context: TargetContext) -> tuple[str, Any]:
+    from edgepipe.perf.stage import performance_stage  # lazy: keeps CLI start-up fast
+
+    return performance_stage(context)
+
+
+def _custom_ops(context: TargetContext) -> tuple[str, Any]:
+    from edgepipe.stages.custom_ops import custom_ops_stage  # lazy: keeps CLI start-up fast
+
+    return custom_ops_stage(context)
+
+
 #: The per-target stages, in order. Each entry: (stage name, function).
-TARGET_STAGES: list[tuple[str, TargetStage]] = []
+TARGET_STAGES: list[tuple[str, TargetStage]] = [("support", _support), ("performance", _performance),
+                                                ("custom-ops", _custom_ops)]
 
 
 def run_target_stages(context: TargetContext) -> dict[str, Any]:

@@ -15,9 +15,23 @@ from edgepipe.targets import TargetProfile
 from edgepipe.versions import tool_versions
 
 
+def _label_free_verdict(accuracy: AccuracyInfo) -> tuple[str, str]:
+    """The gate without labels: every compared artifact meets the label-free thresholds."""
+    label_free = accuracy.label_free
+    assert label_free is not None
+    if not label_free.comparisons:
+        return "pass", "only one artifact: nothing to compare label-free"
+    if label_free.failures:
+        return "fail", "label-free check failed (" + "; ".join(label_free.failures[:3]) + ")"
+    worst = min((o.cosine for c in label_free.comparisons for o in c.outputs), default=1.0)
+    return "pass", f"label-free: lowest output cosine {worst:.4f} ≥ {label_free.thresholds.get('min_cosine')}"
+
+
 def _verdict(accuracy: AccuracyInfo | None) -> tuple[str, str]:
     if accuracy is None:
         return "pass", "no evaluation data: accuracy was not gated"
+    if accuracy.label_free is not None and accuracy.label_free.gated:
+        return _label_free_verdict(accuracy)
     if not accuracy.int8:
         return "pass", "no int8 artifact to gate"
     failing = {f: d for f, d in accuracy.drop_points.items() if d > accuracy.threshold_points + 1e-9}
@@ -42,7 +56,8 @@ def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Arti
         accuracy=accuracy,
         latency_ms={k: round(v.median_ms, 4) for k, v in latency.items()},
         latency={k: LatencyDetail(runtime=v.runtime, median_ms=v.median_ms, min_ms=v.min_ms, runs=v.runs,
-                                  init_ms=v.init_ms) for k, v in latency.items()},
+                                  init_ms=v.init_ms, ci_low_ms=v.ci_low_ms, ci_high_ms=v.ci_high_ms)
+                 for k, v in latency.items()},
         stages=[StageInfo(name=r.name, status=r.status, seconds=round(r.seconds, 3), detail=r.detail)
                 for r in stages.records],
         tool_versions=tool_versions(), verdict=verdict, verdict_reason=reason, **(sections or {}))

@@ -1,20 +1,133 @@
-"""The target profile schema. A profile says what a device is; how we compile for it lives elsewhere."""
+"""The target profile schema. A profile says what a device is; how we compile for it lives elsewhere.
+
+Facts only: which ops the accelerator runs and under which constraints, the
+numeric formats it accepts, its memory, compute and bandwidth, and how its
+compiler partitions a graph. Every number carries its unit in the field name.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from edgepipe.targets.performance import PerformanceSpec
+
+Format = Literal["onnx", "tflite"]
+NumericFormat = Literal["int8", "int16", "fp16", "fp32"]
 
 
-class TargetProfile(BaseModel):
-    """One device class, as declared in ``targets/<name>.toml`` (after ``inherit`` is resolved)."""
-
+class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_rule_table(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Every key names a registered constraint and its value fits that constraint's parameter type."""
+    from edgepipe.support.constraints import load_constraints
+
+    known = load_constraints()
+    checked: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "skip":
+            unknown = [name for name in value if name not in known]
+            if unknown:
+                raise ValueError(f"{where}: 'skip' names unknown constraint '{unknown[0]}'")
+            checked[key] = list(value)
+            continue
+        if key not in known:
+            raise ValueError(f"{where}: unknown constraint '{key}'. Known: {', '.join(sorted(known))}")
+        checked[key] = known[key].validate_param(value)
+    return checked
+
+
+class OpTable(_Strict):
+    """The accelerator's ops in one graph format, with their constraints.
+
+    ``generic`` constraints apply to every listed op (an op exempts itself with ``skip = [names]``);
+    an op's own constraint of the same name replaces the generic one. Ops not listed run on the CPU,
+    unless ``all_ops`` is true (a general-purpose processor runs every op).
+    """
+
+    all_ops: bool = Field(False, description="Every op runs on this device (CPU, GPU reference).")
+    generic: dict[str, Any] = Field(default_factory=dict, description="Constraints every listed op must meet.")
+    ops: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Op name -> its constraints.")
+    ignore: list[str] = Field(default_factory=list,
+                              description="Ops that vanish in the vendor compiler (folded, fused); not counted.")
+    qdq_node_units: bool = Field(False, description="Weight DequantizeLinear nodes follow the ops reading them "
+                                                    "(ONNX Runtime EPs place QDQ node units together).")
+
+    @field_validator("generic")
+    @classmethod
+    def _generic_known(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_rule_table(value, "generic")
+
+    @field_validator("ops")
+    @classmethod
+    def _ops_known(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {op: _check_rule_table(rules, f"ops.{op}") for op, rules in value.items()}
+
+
+class CheckedArtifact(_Strict):
+    """Which build artifact is deployed to this target, so the support check reads that one."""
+
+    format: Format = Field(description="Graph format the vendor toolchain consumes.")
+    precision: Literal["int8", "fp32"] = Field("int8", description="Precision of the deployed artifact.")
+
+
+class Quantization(_Strict):
+    """Numeric formats the accelerator executes."""
+
+    activations: list[NumericFormat] = Field(description="Feature-map formats it runs.")
+    weights: list[NumericFormat] = Field(description="Weight formats it runs.")
+    per_channel_weights: bool = Field(True, description="Per-channel weight scales are accepted.")
+    symmetric_weights: bool = Field(False, description="Weights must be quantized symmetrically (zero point 0).")
+
+
+class Memory(_Strict):
+    """On-chip and external memory, in bytes, and external bandwidth."""
+
+    sram_bytes: int | None = Field(None, ge=0, description="On-chip SRAM for feature maps (bytes).")
+    dram_bytes: int | None = Field(None, ge=0, description="External memory available (bytes).")
+    bandwidth_gb_s: float | None = Field(None, ge=0, description="External memory bandwidth (GB/s).")
+
+
+class Compute(_Strict):
+    """Peak throughput and clock."""
+
+    int8_tops: float | None = Field(None, ge=0, description="Peak int8 tera-operations per second.")
+    fp16_tflops: float | None = Field(None, ge=0, description="Peak fp16 tera-FLOPS.")
+    clock_mhz: float | None = Field(None, ge=0, description="Accelerator clock (MHz).")
+    macs_per_cycle: int | None = Field(None, ge=0, description="Int8 MACs per clock cycle.")
+
+
+class TargetProfile(_Strict):
+    """One device class, as declared in ``targets/<name>.toml`` (after ``inherit`` is resolved)."""
 
     name: str = Field(description="Target id, equal to the file's stem.")
     description: str = Field(description="One line for `edgepipe targets list`.")
     device_class: Literal["cpu", "gpu", "npu"] = Field(description="What kind of processor runs the model.")
     sources: list[str] = Field(default_factory=list, description="Public documents the facts come from.")
-    deploy_formats: list[Literal["onnx", "tflite"]] = Field(
+    deploy_formats: list[Format] = Field(
         default_factory=lambda: ["onnx", "tflite"], description="Artifact formats this target deploys.")
+    abstract: bool = Field(False, description="A family base for `inherit`, not a target to build for.")
+    checked_artifact: CheckedArtifact | None = Field(
+        None, description="The artifact the support check reads; None: the first deploy format, int8.")
+    partition: Literal["any", "prefix"] = Field(
+        "any", description="'any': every supported subgraph runs on the accelerator; 'prefix': only the ops "
+                           "before the first unsupported one do (Edge TPU compiler).")
+    vendor_tool: str | None = Field(None, description="Vendor toolchain `edgepipe check --verify` compares with.")
+    quantization: Quantization | None = None
+    memory: Memory = Memory()
+    compute: Compute = Compute()
+    onnx: OpTable | None = Field(None, description="Accelerator ops for ONNX graphs.")
+    tflite: OpTable | None = Field(None, description="Accelerator ops for TFLite graphs.")
+    performance: PerformanceSpec | None = None
+
+    def op_table(self, fmt: Format) -> OpTable | None:
+        """The op table for graphs of format ``fmt``, or None when this target does not take that format."""
+        return self.onnx if fmt == "onnx" else self.tflite
+
+    @property
+    def artifact(self) -> CheckedArtifact:
+        """The deployed artifact the support check reads."""
+        return self.checked_artifact or CheckedArtifact(format=self.deploy_formats[0], precision="int8")

@@ -24,10 +24,20 @@ def profile_dirs() -> list[Path]:
     return [*extra, BUNDLED_TARGETS]
 
 
-def available_targets() -> list[str]:
-    """Names of every profile found, sorted."""
+def available_targets(include_abstract: bool = False) -> list[str]:
+    """Names of every profile found, sorted; family bases (``abstract = true``) only when asked for."""
     names = {p.stem for folder in profile_dirs() if folder.is_dir() for p in folder.glob("*.toml")}
+    if not include_abstract:
+        names = {n for n in names if not _is_abstract(n)}
     return sorted(names)
+
+
+def _is_abstract(name: str) -> bool:
+    """Whether the profile file itself says ``abstract = true`` (a family base for ``inherit``)."""
+    try:
+        return _read(_find(name)).get("abstract") is True
+    except ProfileError:
+        return False
 
 
 def _find(name: str) -> Path:
@@ -68,14 +78,22 @@ def _resolve(name: str, chain: tuple[str, ...] = ()) -> tuple[dict[str, Any], Pa
     if not isinstance(parent_name, str):
         raise ProfileError("'inherit' must be a target name", path=path, fix="Write inherit = \"<target>\"")
     parent, _ = _resolve(parent_name, (*chain, name))
+    parent.pop("abstract", None)  # being a family base is not inherited
     return _merge(parent, raw), path
 
 
-def load_profile(name: str) -> TargetProfile:
-    """The validated profile ``name`` with its ``inherit`` chain merged (child keys win)."""
+def load_profile(name: str, allow_abstract: bool = False) -> TargetProfile:
+    """The validated profile ``name`` with its ``inherit`` chain merged (child keys win).
+
+    A family base (``abstract = true``) is only returned with ``allow_abstract``: it is not a build target.
+    """
     raw, path = _resolve(name)
     raw["name"] = name
     try:
-        return TargetProfile.model_validate(raw)
+        profile = TargetProfile.model_validate(raw)
     except ValidationError as exc:
         raise ProfileError(format_validation_error(exc, TargetProfile, str(path))) from None
+    if profile.abstract and not allow_abstract:
+        raise ProfileError(f"'{name}' is a family base for inherit, not a target", path=path,
+                           fix=f"Use one of its members: {', '.join(available_targets())}")
+    return profile

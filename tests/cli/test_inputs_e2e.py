@@ -1,4 +1,4 @@
-"""``edgepipe build`` on ONNX and TFLite inputs runs the stages that apply; export/quantize/eval commands."""
+"""``edgepipe build`` on ONNX inputs (→ TFLite by onnx2tf) and TFLite inputs (→ int8); export/quantize/eval."""
 
 from __future__ import annotations
 
@@ -13,16 +13,19 @@ pytestmark = pytest.mark.slow
 
 
 def test_build_onnx_input(tiny: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["build", "-q", "--model", str(tiny["onnx"]), "--calib", str(tiny["onnx_calib"]),
+    code = main(["build", "-q", "--no-cache", "--model", str(tiny["onnx"]), "--calib", str(tiny["onnx_calib"]),
                  "--eval", str(tiny["onnx_eval"]), "--output", str(tmp_path), "--threshold", "100"])
     assert code == 0, capsys.readouterr().err
     folder = tmp_path / "tiny" / "host-cpu"
     report = json.loads((folder / "report.json").read_text())
-    assert {a["path"] for a in report["artifacts"]} == {"model.onnx", "model_int8.onnx"}
+    assert {a["path"] for a in report["artifacts"]} == {"model.onnx", "model.tflite", "model_int8.onnx",
+                                                        "model_int8.tflite"}
     stages = {s["name"]: s for s in report["stages"]}
-    assert stages["export"]["status"] == "skipped" and "already ONNX" in stages["export"]["detail"]
-    assert stages["quantize"]["status"] == "ran"
-    assert set(report["accuracy"]["int8"]) == {"onnx"}
+    assert stages["export"]["status"] == "ran" and "onnx2tf" in stages["export"]["detail"]
+    assert stages["quantize"]["status"] == "ran" and stages["quantize-tflite"]["status"] == "ran"
+    assert set(report["accuracy"]["int8"]) == {"onnx", "tflite"}
+    converted = next(c for c in report["accuracy"]["label_free"]["comparisons"] if c["artifact"] == "model.tflite")
+    assert converted["reference"] == "model.onnx" and converted["outputs"][0]["cosine"] > 0.9999
 
 
 def test_export_then_build_tflite_input(tiny: dict[str, Path], tmp_path: Path,
@@ -31,13 +34,14 @@ def test_export_then_build_tflite_input(tiny: dict[str, Path], tmp_path: Path,
     printed = capsys.readouterr().out.split()
     assert sorted(Path(p).name for p in printed) == ["model.onnx", "model.tflite"]
     tflite = tmp_path / "exp" / "model.tflite"
-    code = main(["build", "-q", "--model", str(tflite), "--calib", str(tiny["calib"]), "--eval", str(tiny["eval"]),
+    code = main(["build", "-q", "--no-cache", "--model", str(tflite), "--calib", str(tiny["calib"]), "--eval", str(tiny["eval"]),
                  "--output", str(tmp_path / "out")])
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "out" / "model" / "host-cpu" / "report.json").read_text())
     assert report["model"]["format"] == "tflite"
-    assert [a["path"] for a in report["artifacts"]] == ["model.tflite"]
+    assert [a["path"] for a in report["artifacts"]] == ["model.tflite", "model_int8.tflite"]
     assert report["accuracy"]["float_by_format"].keys() == {"tflite"}
+    assert report["accuracy"]["int8"].keys() == {"tflite"}  # ai-edge-quantizer: no source graph needed
 
 
 def test_quantize_and_eval_commands(tiny: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

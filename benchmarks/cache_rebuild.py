@@ -1,0 +1,91 @@
+"""Time a cached rebuild of the reference model against a full build.
+
+In a fresh folder: one ``edgepipe build`` fills the build cache (cold), then
+``--runs`` rebuilds with nothing changed (each must say "from cache") and
+``--runs`` full builds with ``--no-cache``. Every run is a fresh process, so the
+cached time includes Python start-up and edgepipe's imports. Prints the median
+wall times (s) and, with ``--write``, puts them into docs/BENCHMARKS.md.
+Run: ``python benchmarks/cache_rebuild.py --runs 5 --write``.
+
+The cache key includes a digest of edgepipe's own source files: edit the
+checkout between the runs and the rebuild is (rightly) a miss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+SECTION = "## Cached rebuild (`benchmarks/cache_rebuild.py`)"
+
+
+def _build(cwd: Path, *extra: str) -> tuple[float, str]:
+    exe = Path(sys.executable).with_name("edgepipe")
+    env = {**os.environ, "EDGEPIPE_CACHE_DIR": str(cwd / "cache")}
+    start = time.perf_counter()
+    proc = subprocess.run([str(exe), "build", "--quiet", *extra], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"edgepipe build failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return seconds, proc.stdout
+
+
+def measure(runs: int) -> dict[str, float]:
+    """Median wall times (s): cold build, cached rebuild, full build without the cache."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        cold, _ = _build(cwd)
+        cached = []
+        for _ in range(runs):
+            seconds, out = _build(cwd)
+            if "(from cache)" not in out:
+                raise SystemExit("the rebuild was not a cache hit (was the checkout edited meanwhile?)")
+            cached.append(seconds)
+        full = [_build(cwd, "--no-cache")[0] for _ in range(runs)]
+    return {"cold": cold, "cached": statistics.median(cached), "full": statistics.median(full)}
+
+
+def _section(result: dict[str, float], runs: int) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    return (f"{SECTION}\n\n"
+            f"`edgepipe build` of the bundled reference model for `host-cpu`, each run a fresh process "
+            f"({machine}; median of {runs}):\n\n"
+            "| run | wall time (s) |\n|---|---|\n"
+            f"| first build (fills the cache) | {result['cold']:.2f} |\n"
+            f"| rebuild, nothing changed (cache hit, TensorFlow not imported) | {result['cached']:.2f} |\n"
+            f"| rebuild with `--no-cache` | {result['full']:.2f} |\n\n"
+            f"A cache hit is {result['full'] / result['cached']:.0f}× faster than a full build.\n")
+
+
+def write(section: str) -> None:
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
+    text = pattern.sub(section.rstrip("\n"), text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    DOC.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="Put the result into docs/BENCHMARKS.md.")
+    args = parser.parse_args()
+    result = measure(args.runs)
+    section = _section(result, args.runs)
+    sys.stdout.write(section)
+    if args.write:
+        write(section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Time every step of the quantization ladder on both reference models (digits_cnn, digits_nobn).
+
+Each model is exported once, then the ladder runs with a threshold no step can
+meet (-1 point), so all four steps run and each one's wall time (s), accuracy and
+drop are recorded from the ladder's own report. With ``--write`` the table goes
+into the ``## Quantization ladder`` section of docs/BENCHMARKS.md.
+Run: ``python benchmarks/ladder_steps.py --write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+DATA = ROOT / "calib" / "digits"
+MODELS = {"digits_cnn": "per-channel", "digits_nobn": "per-tensor"}
+LETTER = {"ptq": "a", "calibration": "b", "mixed": "c", "qat": "d"}
+
+
+def ladder_rows(name: str, granularity: str, scratch: Path) -> list[str]:
+    """Markdown rows: one per ladder step of model ``name`` (step (a) at ``granularity``)."""
+    from edgepipe.data import load_dataset
+    from edgepipe.export.tf_function import build_tf_graph
+    from edgepipe.export.to_onnx import export_onnx
+    from edgepipe.export.to_tflite import export_tflite
+    from edgepipe.load import load_model
+    from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
+
+    model = load_model(ROOT / "models" / name / f"{name}.keras")
+    graph = build_tf_graph(model, scratch)
+    floats = {"onnx": export_onnx(graph, scratch / "model.onnx"), "tflite": export_tflite(graph, scratch / "m.tflite")}
+
+    def split(role: str):
+        return load_dataset(DATA / f"{role}.npz", model.signature, role=role, need_labels=role != "calibration")
+
+    context = LadderContext(model=model, graph=graph, floats=floats, calibration=split("calibration"),
+                            selection=split("selection"), evaluation=split("evaluation"), train=split("train"),
+                            threshold=-1.0, settings=LadderSettings(granularity=granularity),  # type: ignore[arg-type]
+                            work=scratch / "ladder")
+    _, report = run_ladder(context)
+    rows = []
+    for step in report.steps:
+        drops = ", ".join(f"{f} {d:+.2f}" for f, d in step.drop_points.items())
+        accuracy = ", ".join(f"{f} {100 * a:.2f}%" for f, a in step.accuracy.items())
+        rows.append(f"| {name} | ({LETTER[step.step]}) {step.step} | {step.seconds:.1f} | {accuracy} | {drops} |")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
+    args = parser.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    rows = []
+    for name, granularity in MODELS.items():
+        with tempfile.TemporaryDirectory() as scratch:
+            rows += ladder_rows(name, granularity, Path(scratch))
+    section = "\n".join([
+        "## Quantization ladder (`benchmarks/ladder_steps.py`)", "",
+        f"Wall time of each ladder step, every step forced to run (threshold -1), on {platform.machine()} "
+        f"with {os.cpu_count()} CPU cores, Python {platform.python_version()}. Step (a) is per-channel "
+        "minmax PTQ on digits_cnn and per-tensor minmax PTQ on digits_nobn; (b) scores 14 settings on the "
+        "selection split; (c) includes measuring per-layer sensitivity (ONNX and TFLite); (d) is 3 QAT epochs "
+        "on the 1,000-image train split plus conversion. Accuracy and drop are on the 400-image evaluation split.",
+        "", "| model | step | time (s) | top-1 | drop (points) |", "|---|---|---|---|---|", *rows, ""])
+    sys.stdout.write(section + "\n")
+    if args.write:
+        text = DOC.read_text(encoding="utf-8")
+        pattern = re.compile(r"## Quantization ladder.*?(?=\n## |\Z)", re.S)
+        text = pattern.sub(section.rstrip() + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
+        DOC.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

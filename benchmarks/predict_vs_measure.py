@@ -1,0 +1,175 @@
+"""Host-cpu predictions vs measured ONNX Runtime latency on held-out models.
+
+    python benchmarks/predict_vs_measure.py [--no-calibrate] [--json OUT] [--write-error]
+
+1. ``edgepipe calibrate host-cpu`` (unless ``--no-calibrate``): a microbenchmark of synthetic
+   conv/matmul/elementwise graphs — none of the models below is used to fit anything.
+2. The held-out set: the reference models (exported to float ONNX here), the ``onnx`` package's
+   light architectures, and generated nets of several sizes (``benchmarks/nets.py``).
+3. Each model's latency under ONNX Runtime (CPU EP) next to the cost model's prediction; prints
+   the median absolute % error and the share within ±10 % and ±25 %, against the measured p50
+   (the calibration also keeps medians, so both carry the same share of a shared host's load),
+   then the same figures against the fastest run.
+
+``--recalibrate-each`` repeats step 1 right before each model: on a shared machine whose load
+drifts, the prediction then uses the host's rates of that moment (the calibration still never
+sees the model). ``--write-error`` stores the result as ``[performance.error]`` in the local host-cpu override, so
+reports on this machine carry it. Results vary with the host: record them with the date and CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from nets import make_nets  # noqa: E402
+
+from edgepipe.bench.measure import BenchSettings, single_stream  # noqa: E402
+from edgepipe.bench.system import host_info  # noqa: E402
+from edgepipe.perf.calibration import measure_host, override_path, write_override  # noqa: E402
+from edgepipe.perf.predict import predict  # noqa: E402
+from edgepipe.targets import load_profile  # noqa: E402
+
+REFERENCE_MODELS = [ROOT / "models" / "digits_cnn" / "digits_cnn.keras", ROOT / "models" / "digits_nobn" /
+                    "digits_nobn.keras"]
+LIGHT = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "onnx" / "backend" / "test" / "data" / "light"
+
+
+def constant_weights(path: Path, scratch: Path) -> Path:
+    """The light model with its ConstantOfShape weights materialised as initializers.
+
+    The ``onnx`` package builds each weight at run time from a shape that is also an overridable
+    graph input, so ONNX Runtime cannot fold or pre-pack the weights and rebuilds them on every
+    run, unlike any deployed model. The weights keep their constant fill value.
+    """
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(path))
+    initializers = {init.name: init for init in model.graph.initializer}
+    keep = []
+    for node in model.graph.node:
+        if node.op_type == "ConstantOfShape" and node.input[0] in initializers:
+            shape = numpy_helper.to_array(initializers[node.input[0]]).astype(int)
+            value = next((numpy_helper.to_array(helper.get_attribute_value(a)) for a in node.attribute
+                          if a.name == "value"), np.zeros(1, np.float32))
+            array = np.full(shape, value.reshape(-1)[0], dtype=value.dtype)
+            model.graph.initializer.append(numpy_helper.from_array(array, node.output[0]))
+        else:
+            keep.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    model.ir_version = max(model.ir_version, 4)  # IR 4: initializers need not be graph inputs
+    out = scratch / path.name
+    onnx.save(model, str(out))
+    return out
+
+
+def held_out_models(scratch: Path) -> list[Path]:
+    """Every model of the held-out set, as float ONNX files."""
+    models = []
+    exe = Path(sys.executable).with_name("edgepipe")
+    for keras_model in REFERENCE_MODELS:
+        if not keras_model.is_file():
+            continue
+        out = scratch / keras_model.stem
+        subprocess.run([str(exe), "export", "--quiet", "--model", str(keras_model), "-o", str(out)], check=True,
+                       capture_output=True)
+        exported = out / "model.onnx"
+        named = exported.with_name(f"{keras_model.stem}.onnx")
+        exported.rename(named)
+        models.append(named)
+    models += [constant_weights(light, scratch) for light in sorted(LIGHT.glob("light_*.onnx"))]
+    models += make_nets(scratch / "generated")
+    return models
+
+
+def run(calibrate: bool, budget_s: float, threads: int | None, each: bool) -> dict:
+    profile = load_profile("host-cpu")
+    if calibrate:
+        print(f"calibrated: {write_override('host-cpu', measure_host(threads=threads))}", file=sys.stderr)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in held_out_models(Path(tmp)):
+            if each:  # the host's state right now: a shared machine's load drifts between models
+                write_override("host-cpu", measure_host(threads=threads))
+            timing = single_stream([model], BenchSettings(warmup=3, max_samples=60, budget_s=budget_s,
+                                                        threads=threads))[0]
+            predicted = predict(model, profile).delegate
+            assert predicted is not None
+            best, p50 = timing.stats.min_ms, timing.stats.p50_ms
+            error = 100 * (predicted.total_ms - p50) / p50
+            rows.append({"model": model.stem, "macs": predicted_macs(model), "measured_p50_ms": p50,
+                         "measured_min_ms": best, "predicted_ms": predicted.total_ms, "error_pct": error,
+                         "error_vs_min_pct": 100 * (predicted.total_ms - best) / best})
+            print(f"{model.stem:<24} measured p50 {p50:9.3f} ms  min {best:9.3f} ms  predicted "
+                  f"{predicted.total_ms:9.3f} ms  {error:+7.1f}% (vs min {rows[-1]['error_vs_min_pct']:+7.1f}%)",
+                  file=sys.stderr)
+    errors = [abs(r["error_pct"]) for r in rows]
+    errors_min = [abs(r["error_vs_min_pct"]) for r in rows]
+    return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "host": host_info().model_dump(),
+            "threads": threads, "recalibrated_each_model": each,
+            "calibrated": calibrate or override_path("host-cpu").is_file(), "models": rows,
+            "median_abs_error_pct": statistics.median(errors),
+            "within_10_pct": sum(e <= 10 for e in errors) / len(errors),
+            "within_25_pct": sum(e <= 25 for e in errors) / len(errors),
+            "vs_min": {"median_abs_error_pct": statistics.median(errors_min),
+                       "within_10_pct": sum(e <= 10 for e in errors_min) / len(errors_min),
+                       "within_25_pct": sum(e <= 25 for e in errors_min) / len(errors_min)}}
+
+
+def predicted_macs(model: Path) -> int:
+    from edgepipe.perf.graph import read_graph
+
+    return read_graph(model).macs
+
+
+def write_error(result: dict) -> Path:
+    """Append the measured error to the local host-cpu override as [performance.error]."""
+    path = override_path("host-cpu")
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    text = text.split("[performance.error]")[0].rstrip() + "\n"
+    cpu = result["host"]["cpu_model"] or "unknown CPU"
+    text += ("[performance.error]\n"
+             f"median_abs_pct = {result['median_abs_error_pct']:.1f}\n"
+             f"within_25_pct_share = {result['within_25_pct']:.2f}\n"
+             f"models = {len(result['models'])}\n"
+             f"measured_on = \"ONNX Runtime CPU EP p50 on {cpu}, {result['date']}\"\n")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-calibrate", action="store_true", help="Use the existing override (or none).")
+    parser.add_argument("--budget", type=float, default=3.0, help="Seconds of timing per model.")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="ONNX Runtime threads, calibration and measurement (default 1: stable on a shared host).")
+    parser.add_argument("--recalibrate-each", action="store_true",
+                        help="Calibrate again right before each model (a shared host's load drifts).")
+    parser.add_argument("--json", type=Path, help="Write the full result here.")
+    parser.add_argument("--write-error", action="store_true", help="Record the error in the host-cpu override.")
+    args = parser.parse_args()
+    result = run(not args.no_calibrate, args.budget, args.threads or None, args.recalibrate_each)
+    for label, part in (("vs p50", result), ("vs fastest run", result["vs_min"])):
+        print(f"{len(result['models'])} models, {label}: median |error| {part['median_abs_error_pct']:.1f}%, "
+              f"within ±10%: {100 * part['within_10_pct']:.0f}%, within ±25%: {100 * part['within_25_pct']:.0f}%")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if args.write_error:
+        print(f"error recorded in {write_error(result)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Float TFLite from an ONNX file through onnx2tf, run as a subprocess.
+
+onnx2tf is pinned to 1.28.8 (it declares no dependencies and works with TF 2.21 and
+numpy 2). It runs in its own process because it prints heavily, seeds global random
+state and can abort the interpreter on models it cannot convert; a failure there is
+a :class:`ConversionError` the export stage reports, never a crash of the build.
+
+- Recurrent ops (LSTM, GRU) are unrolled (``-eru``): shapes are static, and the TF RNN layer fails on them.
+- Every input keeps its ONNX shape (``-kat``), NCHW included, so one dataset feeds the
+  ONNX and the TFLite artifacts alike; onnx2tf inserts the transposes.
+- Calibration data is always given (``-cind``, already normalised: mean 0, std 1): without it
+  onnx2tf downloads sample images. With float inputs onnx2tf also writes a full-integer TFLite
+  (``-oiqt``, the TF converter calibrated on that data), which :func:`int8_output` finds for the
+  quantize stage: on NCHW CNNs it tracks the float model more closely than quantizing the float
+  TFLite afterwards.
+- onnx2tf runs ``onnxsim`` as a subprocess, so the environment's ``bin`` folder goes on PATH.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.data import Dataset
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_S = 900
+_ONNX2TF_MAIN = "from onnx2tf import main; main()"
+
+
+class ConversionError(Exception):
+    """onnx2tf could not convert the model; the message is its last meaningful line of output."""
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    env.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    return env
+
+
+def _calibration_args(calibration: Dataset, input_names: list[str], scratch: Path) -> list[str]:
+    """``-cind NAME FILE.npy MEAN STD`` per input: one sample-major array per model input, used as is."""
+    args: list[str] = []
+    for index, (name, array) in enumerate(zip(input_names, calibration.inputs)):
+        path = scratch / f"onnx2tf_calib_{index}.npy"
+        np.save(path, np.asarray(array))
+        args += ["-cind", name, str(path), "0.0", "1.0"]
+    return args
+
+
+def _last_error(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if "Error" in line or "error" in line or "ERROR" in line:
+            return line[:300]
+    return lines[-1][:300] if lines else "no output"
+
+
+def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
+            integer: bool) -> list[str]:
+    """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet."""
+    return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
+            "-kat", *input_names, "-eru", "-n", *(["-oiqt"] if integer else []), *calibration_args]
+
+
+def _sidecar(float_path: Path) -> Path:
+    return float_path.with_name(f".{float_path.stem}.onnx2tf-int8.tflite")
+
+
+def int8_output(float_path: Path) -> Path | None:
+    """onnx2tf's full-integer TFLite (int8 inputs and outputs) made with the float TFLite at ``float_path``."""
+    sidecar = _sidecar(float_path)
+    return sidecar if sidecar.is_file() else None
+
+
+def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
+                           scratch: Path) -> Path:
+    """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""
+    out_dir = scratch / "onnx2tf"
+    shutil.rmtree(out_dir, ignore_errors=True)
+    integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
+    args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch), integer)
+    log.info("running onnx2tf on %s", onnx_path.name)
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, env=_environment(), timeout=TIMEOUT_S,
+                              cwd=scratch, check=False)
+    except subprocess.TimeoutExpired:
+        raise ConversionError(f"onnx2tf did not finish within {TIMEOUT_S} s") from None
+    produced = out_dir / f"{onnx_path.stem}_float32.tflite"
+    if not produced.is_file():
+        log.debug("onnx2tf output:\n%s\n%s", done.stdout[-4000:], done.stderr[-4000:])
+        raise ConversionError(f"onnx2tf failed (exit {done.returncode}): {_last_error(done.stdout + done.stderr)}")
+    if done.returncode != 0:  # the float model was written; only its integer quantization failed
+        log.warning("onnx2tf wrote the float TFLite but failed afterwards: %s", _last_error(done.stdout + done.stderr))
+        for partial in out_dir.glob("*_quant*.tflite"):
+            partial.unlink()
+    shutil.copyfile(produced, out_path)
+    integer_file = out_dir / f"{onnx_path.stem}_full_integer_quant.tflite"
+    if integer_file.is_file():  # kept beside the float file (hidden name) for the quantize stage
+        shutil.copyfile(integer_file, _sidecar(out_path))
+    return out_path

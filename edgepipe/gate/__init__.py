@@ -1,0 +1,54 @@
+"""The baseline regression gate: compare each target's report with its baseline, check by check.
+
+``compare`` runs every check in :data:`edgepipe.gate.checks.CHECKS` for every
+target the current build and the baseline share; a regression anywhere fails
+the gate (exit code 2), and the diff table says which target, check and
+subject regressed, from what to what, and the tolerance it broke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from edgepipe.config import GateConfig
+from edgepipe.gate.baseline import load_reports, write_baseline
+from edgepipe.gate.checks import CHECKS, Finding
+from edgepipe.gate.diff import render_diff_markdown, render_diff_text
+from edgepipe.report.schema import BuildReport
+
+__all__ = ["GateResult", "compare", "load_reports", "render_diff_markdown", "render_diff_text", "write_baseline"]
+
+
+@dataclass
+class GateResult:
+    """Every finding of one comparison, plus the targets without a baseline."""
+
+    findings: list[Finding] = field(default_factory=list)
+    compared: list[str] = field(default_factory=list)
+    without_baseline: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[Finding]:
+        return [f for f in self.findings if f.regression]
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions
+
+    def for_target(self, target: str, check: str) -> list[Finding]:
+        return [f for f in self.findings if f.target == target and f.check == check]
+
+
+def compare(current: dict[str, BuildReport], baseline: dict[str, BuildReport], tolerances: GateConfig) -> GateResult:
+    """Compare each target of ``current`` with the same target of ``baseline`` (targets only in the baseline
+    are not compared: a CI matrix job builds one target against a baseline of all of them)."""
+    result = GateResult()
+    for name, report in current.items():
+        if name not in baseline:
+            result.without_baseline.append(name)
+            continue
+        result.compared.append(name)
+        old, new = baseline[name].model_dump(mode="json"), report.model_dump(mode="json")
+        for _, check in CHECKS:
+            result.findings.extend(check(old, new, tolerances))
+    return result

@@ -1,0 +1,57 @@
+"""Run artifacts on the same inputs and compare each with its float reference (label-free)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.artifacts import Artifact
+from edgepipe.data import Dataset
+from edgepipe.metrics.label_free import Thresholds, compare_outputs, match_outputs
+from edgepipe.report.label_free import ComparisonInfo, OutputAgreementInfo
+from edgepipe.runtimes import open_runner
+
+
+class ModelOutputs:
+    """Every output of one artifact over a dataset: names, and one sample-major array per output."""
+
+    def __init__(self, names: list[str], arrays: list[np.ndarray]):
+        self.names = names
+        self.arrays = arrays
+
+    def described(self) -> list[tuple[str, int]]:
+        return [(name, array.size) for name, array in zip(self.names, self.arrays)]
+
+
+def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> ModelOutputs:
+    """All outputs of the model at ``path`` for the first ``limit`` samples of ``dataset``, stacked."""
+    with open_runner(path) as runner:
+        names = [spec.name for spec in runner.signature.outputs]
+        per_sample = [runner.infer(sample) for sample in dataset.samples(limit)]
+    arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0
+                              else np.asarray(outs[i], np.float32) for outs in per_sample])
+              for i in range(len(names))]
+    return ModelOutputs(names, arrays)
+
+
+def reference_of(artifacts: list[Artifact]) -> Artifact | None:
+    """The float artifact others are compared with: the float ONNX, else the first float artifact."""
+    floats = [a for a in artifacts if a.precision == "fp32"]
+    return next((a for a in floats if a.format == "onnx"), floats[0] if floats else None)
+
+
+def compare(artifact: Artifact, reference: Artifact, outputs: dict[str, ModelOutputs],
+            thresholds: Thresholds) -> ComparisonInfo:
+    """The label-free comparison of ``artifact`` with ``reference`` from their recorded ``outputs``."""
+    ref, cand = outputs[reference.key], outputs[artifact.key]
+    pairs = match_outputs(ref.described(), cand.described())
+    agreements = [compare_outputs(ref.names[i], ref.arrays[i], cand.arrays[j]) for i, j in pairs]
+    matched = {i for i, _ in pairs}
+    return ComparisonInfo(
+        artifact=artifact.key, reference=reference.key,
+        outputs=[OutputAgreementInfo(**asdict(a)) for a in agreements],
+        unmatched_outputs=[n for i, n in enumerate(ref.names) if i not in matched],
+        failures=[f for a in agreements for f in thresholds.failures(a)]
+        + [f"{n}: no output of the same size to compare" for i, n in enumerate(ref.names) if i not in matched])

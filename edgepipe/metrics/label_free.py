@@ -1,0 +1,128 @@
+"""Per-output agreement between a reference (float) model and a candidate (int8 or converted) model.
+
+No labels needed: both models run on the same inputs and their outputs are compared.
+Every metric is over all samples of one output, flattened (so a one-value output such as
+a voice-activity probability still gets a meaningful cosine):
+
+- ``cosine``: cosine similarity of the two output vectors (1 = same direction);
+- ``sqnr_db``: signal-to-quantization-noise ratio, ``10·log10(Σref² / Σ(ref−cand)²)`` in dB,
+  capped at :data:`SQNR_CAP_DB` when the outputs are identical;
+- ``max_abs_error``: the largest absolute difference, in the output's own unit;
+- ``top1_agreement`` / ``top5_agreement`` (classifier-shaped outputs, ``(N, classes)`` with at
+  least 2 / 5 classes): share of samples whose reference top-1 class is the
+  candidate's top-1 / among the candidate's top 5 (0..1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+SQNR_CAP_DB = 200.0
+
+
+@dataclass(frozen=True)
+class OutputAgreement:
+    """How one candidate output agrees with the reference output over all samples."""
+
+    output: str
+    cosine: float
+    sqnr_db: float
+    max_abs_error: float
+    top1_agreement: float | None = None
+    top5_agreement: float | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The label-free gate: ``None`` leaves a metric ungated."""
+
+    min_cosine: float | None = 0.99
+    min_sqnr_db: float | None = None
+    min_top1_agreement: float | None = None
+    max_abs_error: float | None = None
+
+    def failures(self, agreement: OutputAgreement) -> list[str]:
+        """One line per threshold ``agreement`` misses, naming the output, the value and the limit."""
+        out = []
+        name = agreement.output
+        if self.min_cosine is not None and agreement.cosine < self.min_cosine:
+            out.append(f"{name}: cosine {agreement.cosine:.4f} < {self.min_cosine:g}")
+        if self.min_sqnr_db is not None and agreement.sqnr_db < self.min_sqnr_db:
+            out.append(f"{name}: SQNR {agreement.sqnr_db:.1f} dB < {self.min_sqnr_db:g} dB")
+        if (self.min_top1_agreement is not None and agreement.top1_agreement is not None
+                and agreement.top1_agreement < self.min_top1_agreement):
+            out.append(f"{name}: top-1 agreement {agreement.top1_agreement:.3f} < {self.min_top1_agreement:g}")
+        if self.max_abs_error is not None and agreement.max_abs_error > self.max_abs_error:
+            out.append(f"{name}: max abs error {agreement.max_abs_error:.4g} > {self.max_abs_error:g}")
+        return out
+
+
+def cosine(reference: np.ndarray, candidate: np.ndarray) -> float:
+    """Cosine similarity of the flattened arrays; 1.0 when both are all zeros, 0.0 when only one is."""
+    ref = reference.astype(np.float64).ravel()
+    cand = candidate.astype(np.float64).ravel()
+    norms = np.linalg.norm(ref) * np.linalg.norm(cand)
+    if norms == 0.0:
+        return 1.0 if not ref.any() and not cand.any() else 0.0
+    return float(np.clip(ref @ cand / norms, -1.0, 1.0))
+
+
+def sqnr_db(reference: np.ndarray, candidate: np.ndarray) -> float:
+    """Signal-to-quantization-noise ratio in dB, capped at :data:`SQNR_CAP_DB`."""
+    ref = reference.astype(np.float64).ravel()
+    noise = float(np.sum((ref - candidate.astype(np.float64).ravel()) ** 2))
+    signal = float(np.sum(ref**2))
+    if noise == 0.0:
+        return SQNR_CAP_DB
+    if signal == 0.0:
+        return -SQNR_CAP_DB
+    return float(min(SQNR_CAP_DB, 10.0 * np.log10(signal / noise)))
+
+
+def _scores(array: np.ndarray) -> np.ndarray | None:
+    """The array when it is classifier-shaped, ``(N, classes)`` with at least 2 classes, else ``None``."""
+    return array if array.ndim == 2 and array.shape[1] >= 2 else None
+
+
+def topk_agreement(reference: np.ndarray, candidate: np.ndarray, k: int) -> float | None:
+    """Share of samples whose reference top-1 class is among the candidate's top ``k`` (``None``: not a classifier)."""
+    ref, cand = _scores(reference), _scores(candidate)
+    if ref is None or cand is None or ref.shape != cand.shape or ref.shape[1] < k:
+        return None
+    top1 = ref.argmax(axis=1)
+    topk = np.argsort(-cand, axis=1)[:, :k]
+    return float(np.mean([label in row for label, row in zip(top1, topk)]))
+
+
+def compare_outputs(name: str, reference: np.ndarray, candidate: np.ndarray) -> OutputAgreement:
+    """The agreement of ``candidate`` with ``reference``, both sample-major ``(N, …)`` with equal sizes."""
+    if reference.size != candidate.size:
+        raise ValueError(f"output {name}: {reference.shape} and {candidate.shape} differ in size")
+    cand = candidate.reshape(reference.shape)
+    return OutputAgreement(
+        output=name, cosine=round(cosine(reference, cand), 6), sqnr_db=round(sqnr_db(reference, cand), 3),
+        max_abs_error=float(np.max(np.abs(reference.astype(np.float64) - cand))) if reference.size else 0.0,
+        top1_agreement=topk_agreement(reference, cand, 1), top5_agreement=topk_agreement(reference, cand, 5))
+
+
+def match_outputs(reference: Sequence[tuple[str, int]], candidate: Sequence[tuple[str, int]]) -> list[tuple[int, int]]:
+    """Pairs ``(reference index, candidate index)`` of outputs given as ``(name, size)``.
+
+    By name when every reference name is among the candidate's; else by position when the
+    sizes agree; else each reference output with the one candidate output of its size.
+    Outputs that cannot be paired are left out.
+    """
+    cand_names = {name: i for i, (name, _) in enumerate(candidate)}
+    if all(name in cand_names for name, _ in reference):
+        return [(i, cand_names[name]) for i, (name, _) in enumerate(reference)]
+    if len(reference) == len(candidate) and all(r[1] == c[1] for r, c in zip(reference, candidate)):
+        return [(i, i) for i in range(len(reference))]
+    pairs = []
+    for i, (_, size) in enumerate(reference):
+        same = [j for j, (_, other) in enumerate(candidate) if other == size]
+        if len(same) == 1:
+            pairs.append((i, same[0]))
+    return pairs

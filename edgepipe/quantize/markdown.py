@@ -1,0 +1,57 @@
+"""The quantization ladder's section of ``report.md``: the decision trail and the ten most sensitive layers."""
+
+from __future__ import annotations
+
+from edgepipe.quantize.report import QuantizationReport, StepOutcome
+
+_STATUS = {"met": "✅ met", "missed": "❌ missed", "skipped": "– skipped"}
+_LETTER = {"ptq": "a", "calibration": "b", "mixed": "c", "qat": "d"}
+
+
+def _cells(values: dict[str, float], fmt: str) -> str:
+    return ", ".join(f"{k} {fmt.format(v)}" for k, v in values.items()) or "–"
+
+
+def _step_row(step: StepOutcome) -> str:
+    kept = ", ".join(f"{fmt}: {len(layers)}" for fmt, layers in step.kept_layers.items() if layers) or "–"
+    accuracy = _cells({k: 100 * v for k, v in step.accuracy.items()}, "{:.2f}%")
+    note = "; ".join(p for p in (step.note, step.cost) if p)
+    return (f"| ({_LETTER[step.step]}) {step.title} | {_STATUS[step.status]} | {_cells(step.recipe, '{}')} | "
+            f"{accuracy} | {_cells(step.drop_points, '{:+.2f}')} | {_cells(step.size_bytes, '{:,}')} | {kept} | "
+            f"{step.seconds:.1f} | {note} |")
+
+
+def render_quantization(report: QuantizationReport) -> list[str]:
+    """Markdown lines: which step the ladder stopped at (or what it tried), every step, the worst layers."""
+    if report.met:
+        headline = f"Stopped at step ({_LETTER[report.final_step or 'ptq']}) **{report.final_step}**: " \
+                   f"drop within {report.threshold_points:g} points."
+    else:
+        tried = ", ".join(s.step for s in report.steps if s.status != "skipped")
+        headline = (f"No step met {report.threshold_points:g} points (tried: {tried}); kept the best attempt "
+                    f"({report.final_step}). Still sensitive: {', '.join(report.still_sensitive) or '–'}.")
+    lines = ["## Quantization ladder", "", headline, "",
+             f"Allowed precisions: {', '.join(report.allowed_precisions)}.", "",
+             "| step | outcome | setting | accuracy | drop (points) | size (bytes) | layers kept higher | time (s) "
+             "| note |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [_step_row(step) for step in report.steps]
+    kept = [(fmt, k) for s in report.steps if s.step == report.final_step for fmt, ks in s.kept_layers.items()
+            for k in ks]
+    if kept:
+        lines += ["", "Layers kept above int8: " + ", ".join(f"{fmt} `{k.layer}` ({k.precision})" for fmt, k in kept)
+                  + "."]
+    worst = report.worst_layers(10)
+    if worst:
+        lines += ["", f"### Most sensitive layers (ten worst; all in report.json) — {report.sensitivity_recipe}", "",
+                  "| format | layer | op | isolated SQNR (dB) | isolated cosine | accumulated SQNR (dB) "
+                  "| accumulated cosine |", "|---|---|---|---|---|---|---|"]
+        for row in worst:
+            lines.append(f"| {row.format} | `{row.layer[:60]}` | {row.op} | {_num(row.isolated_sqnr_db)} | "
+                         f"{_num(row.isolated_cosine, 4)} | {_num(row.accumulated_sqnr_db)} | "
+                         f"{_num(row.accumulated_cosine, 4)} |")
+    lines.append("")
+    return lines
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"

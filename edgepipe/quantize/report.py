@@ -1,0 +1,94 @@
+"""The quantization section of ``report.json``: the ladder's decision trail and per-layer sensitivity."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StepName = Literal["ptq", "calibration", "mixed", "qat"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LayerSensitivity(_Record):
+    """How much one quantized layer hurts, in one format.
+
+    ``accumulated_*``: the layer's output tensor in the fully quantized model
+    against the float model (errors of all layers before it included).
+    ``isolated_*``: only this layer quantized (ONNX: the model's output with just
+    this node quantized; TFLite: the layer's output against the float op on the
+    same inputs, from ``QuantizationDebugger``). SQNR in dB (higher is better);
+    cosine similarity in [-1, 1] (1 is identical).
+    """
+
+    format: Literal["onnx", "tflite"]
+    layer: str = Field(description="ONNX node name, or TFLite output tensor name.")
+    op: str
+    accumulated_sqnr_db: float | None = None
+    accumulated_cosine: float | None = None
+    isolated_sqnr_db: float | None = None
+    isolated_cosine: float | None = None
+
+
+class KeptLayer(_Record):
+    """A layer mixed precision kept above int8."""
+
+    layer: str
+    precision: Literal["a16w8", "float"]
+
+
+class CandidateScore(_Record):
+    """One PTQ setting tried in step (b), scored on the selection split (fewest flips, then highest SQNR wins)."""
+
+    format: Literal["onnx", "tflite"]
+    recipe: str
+    selection_accuracy: float = Field(description="Top-1 on the selection split (0..1).")
+    flips_points: float = Field(description="Selection samples whose top-1 differs from the float model's (points).")
+    sqnr_db: float = Field(description="SQNR of the outputs against the float outputs on the selection split (dB).")
+
+
+class StepOutcome(_Record):
+    """One rung of the ladder: what it tried and what it got on the evaluation split."""
+
+    step: StepName
+    title: str
+    status: Literal["met", "missed", "skipped"]
+    note: str = Field("", description="Why it was skipped, or what it chose.")
+    recipe: dict[str, str] = Field(default_factory=dict, description="Setting used, per format.")
+    accuracy: dict[str, float] = Field(default_factory=dict, description="Top-1 per format (0..1), evaluation split.")
+    drop_points: dict[str, float] = Field(default_factory=dict, description="Float minus quantized, points.")
+    size_bytes: dict[str, int] = Field(default_factory=dict, description="Artifact size per format (bytes).")
+    kept_layers: dict[str, list[KeptLayer]] = Field(default_factory=dict,
+                                                    description="Layers above int8, per format.")
+    cost: str = Field("", description="What the higher precision costs on the target (CPU fallback, int16).")
+    candidates: list[CandidateScore] = Field(default_factory=list)
+    seconds: float = Field(0.0, description="Wall time of the step (s).")
+
+    @property
+    def worst_drop(self) -> float | None:
+        return max(self.drop_points.values()) if self.drop_points else None
+
+
+class QuantizationReport(_Record):
+    """The fallback ladder's decision trail, and the sensitivity of every quantized layer."""
+
+    threshold_points: float
+    met: bool = Field(description="True when some step met the threshold.")
+    final_step: StepName | None = Field(description="The step whose artifacts were kept.")
+    allowed_precisions: list[str]
+    steps: list[StepOutcome]
+    sensitivity_recipe: str = Field("", description="PTQ setting the sensitivity was measured on.")
+    sensitivity: list[LayerSensitivity] = Field(default_factory=list)
+    still_sensitive: list[str] = Field(default_factory=list,
+                                       description="When no step met the threshold: the most sensitive layers.")
+
+    def worst_layers(self, count: int = 10) -> list[LayerSensitivity]:
+        """The ``count`` layers with the lowest isolated (else accumulated) SQNR, all formats."""
+        def key(row: LayerSensitivity) -> float:
+            value = row.isolated_sqnr_db if row.isolated_sqnr_db is not None else row.accumulated_sqnr_db
+            return float("inf") if value is None else value
+
+        return sorted(self.sensitivity, key=key)[:count]

@@ -1,0 +1,87 @@
+"""Per-layer sensitivity of a QDQ ONNX model, with ``onnxruntime.quantization.qdq_loss_debug``.
+
+Accumulated: every quantized activation of the full QDQ model against the same
+tensor of the float model (``modify_model_output_intermediate_tensors``,
+``collect_activations``, ``create_activation_matching``). Isolated: the model's
+output when only one layer is quantized (``quantize_static`` with
+``nodes_to_quantize``), against the float output.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.data import Dataset
+from edgepipe.evaluate import predict_logits
+from edgepipe.quantize.metrics import cosine, sqnr_db
+from edgepipe.quantize.onnx_qdq import calibration_reader, graph_inputs, preprocess, quantize_onnx
+from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.report import LayerSensitivity
+
+log = logging.getLogger(__name__)
+
+#: Elementwise ops a layer's output passes through before it is quantized (fused by the quantizer).
+_FOLLOWERS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "Add")
+_WEIGHT_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+
+
+def _activations(model_path: Path, out: Path, dataset: Dataset, limit: int) -> dict[str, list[np.ndarray]]:
+    import onnx
+    from onnxruntime.quantization.qdq_loss_debug import collect_activations, modify_model_output_intermediate_tensors
+
+    modify_model_output_intermediate_tensors(model_path, out)
+    names = graph_inputs(onnx.load(str(model_path)))
+    return collect_activations(str(out), calibration_reader(dataset, names, limit))
+
+
+def _layer_tensors(prepared: Path) -> list[tuple[str, str, list[str]]]:
+    """(node, op type, candidate output tensors: its own, then through a fused activation) per weight layer."""
+    import onnx
+
+    graph = onnx.load(str(prepared)).graph
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    layers = []
+    for node in graph.node:
+        if node.op_type not in _WEIGHT_OPS:
+            continue
+        tensors = list(node.output)
+        following = consumers.get(node.output[0], [])
+        if len(following) == 1 and following[0].op_type in _FOLLOWERS:
+            tensors.append(following[0].output[0])
+        layers.append((node.name, node.op_type, tensors))
+    return layers
+
+
+def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, dataset: Dataset,
+                     recipe: QuantRecipe, scratch: Path, limit: int = 64) -> list[LayerSensitivity]:
+    """Accumulated and isolated SQNR / cosine of every weight layer of ``int8_path`` (on ``limit`` samples)."""
+    from onnxruntime.quantization.qdq_loss_debug import create_activation_matching
+
+    prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
+    folder = scratch / "sensitivity_onnx"
+    folder.mkdir(exist_ok=True)
+    matched = create_activation_matching(_activations(int8_path, folder / "q_aug.onnx", dataset, limit),
+                                         _activations(prepared, folder / "f_aug.onnx", dataset, limit))
+    subset = Dataset(dataset.path, tuple(a[:limit] for a in dataset.inputs), None, dataset.sha256)
+    float_out = predict_logits(prepared, subset)
+    rows = []
+    for node, op, tensors in _layer_tensors(prepared):
+        row = LayerSensitivity(format="onnx", layer=node, op=op)
+        for tensor in reversed(tensors):
+            match = matched.get(tensor)
+            if match and match.get("float") and match.get("post_qdq"):
+                row.accumulated_sqnr_db = sqnr_db(match["float"], match["post_qdq"])
+                row.accumulated_cosine = cosine(match["float"], match["post_qdq"])
+                break
+        single = quantize_onnx(float_path, folder / "single.onnx", calibration, recipe, scratch, only_nodes=(node,))
+        out = predict_logits(single, subset)
+        row.isolated_sqnr_db, row.isolated_cosine = sqnr_db(float_out, out), cosine(float_out, out)
+        rows.append(row)
+    log.info("ONNX sensitivity of %d layers (%s)", len(rows), recipe.label)
+    return rows

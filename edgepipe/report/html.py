@@ -1,0 +1,130 @@
+"""``report.html``: every target of a build on one self-contained page (inline CSS and SVG, no network).
+
+Sections (each a ``<section id=…>``): ``summary`` (verdicts), ``pareto``
+(accuracy vs latency vs energy across targets, with the Pareto front),
+``sensitivity`` (per-layer quantization sensitivity, from the ``quantization``
+section when a build has it), ``placement`` (ops on the accelerator vs the CPU
+per target, from ``support`` or the performance estimate) and ``targets``
+(each target's accuracy and artifacts). A section without data says why.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from edgepipe.report import extract, plots
+from edgepipe.report.schema import BuildReport
+from edgepipe.report.summary import write_text_atomic
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:60rem;color:#1b1f23;
+background:#fff;padding:0 1rem}
+h1{font-size:1.6rem;border-bottom:3px solid #0b6e4f;padding-bottom:.4rem}
+h2{font-size:1.25rem;margin-top:2rem;color:#0b6e4f}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
+th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}
+th{background:#f0f4f2}
+.pass{color:#0b6e4f;font-weight:600}.fail{color:#b42318;font-weight:600}
+.note{color:#57606a;font-style:italic}
+figure{margin:0}svg{max-width:100%;height:auto}
+"""
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}%"
+
+
+def _verdict(verdict: str) -> str:
+    return f'<span class="{escape(verdict)}">{"✅" if verdict == "pass" else "❌"} {escape(verdict)}</span>'
+
+
+def _summary(reports: list[BuildReport]) -> str:
+    rows = []
+    for report in reports:
+        latency = extract.deployed_latency_ms(report)
+        energy = extract.energy_mj(report)
+        rows.append(f"<tr><td>{escape(report.target)}</td><td>{_verdict(report.verdict)}</td>"
+                    f"<td>{_pct(extract.best_int8_accuracy(report))}</td>"
+                    f"<td>{'–' if latency is None else f'{latency[0]:.4g} ({escape(latency[1])})'}</td>"
+                    f"<td>{'–' if energy is None else f'{energy:.4g}'}</td>"
+                    f"<td>{escape(report.verdict_reason)}</td></tr>")
+    return ("<table><tr><th>target</th><th>verdict</th><th>int8 accuracy</th><th>latency (ms)</th>"
+            "<th>energy (mJ)</th><th>reason</th></tr>" + "".join(rows) + "</table>")
+
+
+def _pareto(reports: list[BuildReport]) -> str:
+    points = []
+    for report in reports:
+        accuracy, latency = extract.best_int8_accuracy(report), extract.deployed_latency_ms(report)
+        if accuracy is not None and latency is not None:
+            points.append(plots.TargetPoint(report.target, 100 * accuracy, latency[0], extract.energy_mj(report)))
+    if not points:
+        return '<p class="note">No target has both an accuracy and a latency: nothing to plot.</p>'
+    front = ", ".join(escape(p.target) for p in plots.pareto_front(points))
+    return (f"<figure>{plots.pareto_svg(points)}</figure><p>Pareto front (no other target is both faster and "
+            f"more accurate): {front}. Latency is the target's estimate where the build has one, else the host "
+            f"median of the int8 TFLite model.</p>")
+
+
+def _sensitivity(reports: list[BuildReport]) -> str:
+    parts = [f"<figure>{plots.sensitivity_svg(r.target, scores)}</figure>"
+             for r in reports if (scores := extract.layer_sensitivity(r))]
+    return "".join(parts) or ('<p class="note">No per-layer sensitivity in these reports: the quantization stage '
+                              "did not record one.</p>")
+
+
+def _placement(reports: list[BuildReport]) -> str:
+    counts = {}
+    cpu_ops = []
+    for report in reports:
+        placed = extract.placements(report)
+        if placed:
+            on_cpu = sorted(op for op, unit in placed.items() if unit == "cpu")
+            counts[report.target] = (len(placed) - len(on_cpu), len(on_cpu))
+            if on_cpu:
+                cpu_ops.append(f"<li>{escape(report.target)}: {escape(', '.join(on_cpu))}</li>")
+    if not counts:
+        return '<p class="note">No op placement in these reports: no support check ran.</p>'
+    listing = (f"<p>Ops on the CPU:</p><ul>{''.join(cpu_ops)}</ul>" if cpu_ops
+               else "<p>Every op runs on the accelerator.</p>")
+    return f"<figure>{plots.placement_svg(counts)}</figure>{listing}"
+
+
+def _target(report: BuildReport) -> str:
+    rows = "".join(f"<tr><td>{escape(a.path)}</td><td>{a.format}</td><td>{a.precision}</td><td>{a.size_bytes:,}</td>"
+                   f"<td>{report.latency_ms.get(a.path, float('nan')):.4f}</td></tr>" for a in report.artifacts)
+    accuracy = ""
+    if report.accuracy:
+        acc = report.accuracy
+        accuracy = "".join(f"<tr><td>{escape(fmt)}</td><td>{_pct(acc.float_by_format.get(fmt, acc.float))}</td>"
+                           f"<td>{_pct(value)}</td><td>{acc.drop_points.get(fmt, 0.0):+.2f}</td></tr>"
+                           for fmt, value in acc.int8.items())
+        accuracy = ("<table><tr><th>format</th><th>float</th><th>int8</th><th>drop (points)</th></tr>"
+                    f"{accuracy}</table>")
+    return (f'<h3 id="target-{escape(report.target)}">{escape(report.target)} — {_verdict(report.verdict)}</h3>'
+            f"<p>{escape(report.verdict_reason)}</p>{accuracy}<table><tr><th>file</th><th>format</th>"
+            f"<th>precision</th><th>size (bytes)</th><th>host latency p50 (ms)</th></tr>{rows}</table>")
+
+
+def render_html(reports: list[BuildReport]) -> str:
+    """The whole page for ``reports`` (one per target, same model)."""
+    model = reports[0].model
+    overall = "pass" if all(r.verdict == "pass" for r in reports) else "fail"
+    sections = [("summary", "Summary", _summary(reports)),
+                ("pareto", "Accuracy, latency and energy across targets", _pareto(reports)),
+                ("sensitivity", "Per-layer quantization sensitivity", _sensitivity(reports)),
+                ("placement", "Op placement per target", _placement(reports)),
+                ("targets", "Targets", "".join(_target(r) for r in reports))]
+    body = "".join(f'<section id="{sid}"><h2>{title}</h2>{content}</section>' for sid, title, content in sections)
+    title = f"edgepipe report: {Path(model.path).name}"
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_CSS}</style></head>'
+            f"<body><h1>{escape(title)}</h1><p>Verdict: {_verdict(overall)} · {len(reports)} target(s) · "
+            f"edgepipe {escape(reports[0].edgepipe_version)} · model sha256 <code>{model.sha256[:16]}…</code></p>"
+            f"{body}</body></html>\n")
+
+
+def write_html(reports: list[BuildReport], path: Path) -> Path:
+    """Write ``report.html`` for ``reports`` to ``path``."""
+    return write_text_atomic(path, render_html(reports))

@@ -1,0 +1,99 @@
+"""``summary.json`` and ``summary.md``: one build across all its targets, beside the per-target folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from edgepipe.report.schema import BuildReport, ModelInfo
+
+SUMMARY_JSON = "summary.json"
+SUMMARY_MD = "summary.md"
+SUMMARY_VERSION = "1.0"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TargetSummary(_Record):
+    """One target's line in the summary."""
+
+    target: str
+    verdict: Literal["pass", "fail"]
+    verdict_reason: str
+    report: str = Field(description="Path of the target's report.json, relative to the summary.")
+    int8_accuracy: dict[str, float] = Field(description="Int8 accuracy per format (0..1).")
+    worst_drop_points: float | None = Field(description="Largest float→int8 drop, percentage points.")
+    latency_ms: dict[str, float] = Field(description="Median host latency per artifact (ms).")
+    size_bytes: dict[str, int] = Field(description="Size per artifact (bytes).")
+    cached: bool = Field(description="True when this run restored the target from the build cache.")
+    cache_key: str | None = Field(None, description="The target's build-cache key (sha256), when cached.")
+
+
+class BuildSummary(_Record):
+    """Every target of one build, and the build's overall verdict."""
+
+    summary_version: str = SUMMARY_VERSION
+    edgepipe_version: str
+    model: ModelInfo
+    targets: list[TargetSummary]
+    verdict: Literal["pass", "fail"]
+
+
+def summarise(reports: dict[str, BuildReport], cached: dict[str, bool],
+              keys: dict[str, str]) -> BuildSummary:
+    """The summary of ``reports`` (by target, in build order)."""
+    first = next(iter(reports.values()))
+    lines = []
+    for name, report in reports.items():
+        accuracy = report.accuracy
+        drops = accuracy.drop_points if accuracy else {}
+        lines.append(TargetSummary(
+            target=name, verdict=report.verdict, verdict_reason=report.verdict_reason,
+            report=f"{name}/report.json", int8_accuracy=dict(accuracy.int8) if accuracy else {},
+            worst_drop_points=max(drops.values()) if drops else None, latency_ms=dict(report.latency_ms),
+            size_bytes={a.path: a.size_bytes for a in report.artifacts}, cached=cached.get(name, False),
+            cache_key=keys.get(name)))
+    verdict = "pass" if all(r.verdict == "pass" for r in reports.values()) else "fail"
+    return BuildSummary(edgepipe_version=first.edgepipe_version, model=first.model, targets=lines,
+                        verdict=verdict)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}%"
+
+
+def render_summary_markdown(summary: BuildSummary) -> str:
+    """A table of targets fit for a pull-request comment."""
+    icon = "✅" if summary.verdict == "pass" else "❌"
+    lines = [f"# edgepipe build summary: {Path(summary.model.path).name}", "",
+             f"**Verdict: {icon} {summary.verdict}** ({len(summary.targets)} target(s))", "",
+             "| target | verdict | int8 accuracy | worst drop (points) | int8 TFLite (bytes) | cache | reason |",
+             "|---|---|---|---|---|---|---|"]
+    for line in summary.targets:
+        best = max(line.int8_accuracy.values()) if line.int8_accuracy else None
+        drop = "–" if line.worst_drop_points is None else f"{line.worst_drop_points:+.2f}"
+        size = line.size_bytes.get("model_int8.tflite")
+        lines.append(f"| {line.target} | {'✅' if line.verdict == 'pass' else '❌'} {line.verdict} | {_pct(best)} | "
+                     f"{drop} | {'–' if size is None else f'{size:,}'} | {'hit' if line.cached else 'built'} | "
+                     f"{line.verdict_reason} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def write_summary(summary: BuildSummary, folder: Path) -> list[Path]:
+    """Write ``summary.json`` and ``summary.md`` into ``folder``."""
+    return [write_text_atomic(folder / SUMMARY_JSON, summary.model_dump_json(indent=2) + "\n"),
+            write_text_atomic(folder / SUMMARY_MD, render_summary_markdown(summary))]

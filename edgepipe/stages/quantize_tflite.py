@@ -1,0 +1,86 @@
+"""Stage branch: int8 TFLite from a float TFLite that has no source graph (a .tflite input, or onnx2tf's output).
+
+The TFLite converter needs the TF graph; without one, ``ai-edge-quantizer`` quantizes the
+flatbuffer itself (:mod:`edgepipe.quantize.tflite_aiedge`). A file the quantizer cannot
+handle is reported as a skipped stage with the quantizer's reason; the build goes on with
+the other artifacts.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from edgepipe.artifacts import Artifact
+from edgepipe.stage_log import StageLog
+from edgepipe.stages.inputs import BuildInputs
+
+log = logging.getLogger(__name__)
+STAGE = "quantize-tflite"
+
+
+def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
+                              stages: StageLog) -> list[Artifact]:
+    """Int8 TFLite of every float TFLite artifact, through ai-edge-quantizer (static int8, min/max)."""
+    sources = [a for a in floats if a.format == "tflite" and a.precision == "fp32"]
+    if not sources:
+        return []
+    if inputs.calibration is None:
+        stages.skip(STAGE, "no calibration data (give --calib or data.calibration)")
+        return []
+    from edgepipe.export.onnx_to_tflite import int8_output
+    from edgepipe.quantize.tflite_aiedge import quantize_float_tflite, tflite_kind
+
+    prebuilt = next((p for p in map(int8_output, (a.path for a in sources)) if p is not None), None)
+    if prebuilt is not None and _takes_source_inputs(prebuilt, inputs):
+        # onnx2tf already calibrated a full-integer TFLite during export
+        with stages.stage(STAGE, f"onnx2tf full-integer TFLite (TF converter, {len(inputs.calibration)} "
+                                 "calibration samples)"):
+            path = Path(shutil.copyfile(prebuilt, folder / "model_int8.tflite"))
+            _check_runs(path, inputs)
+        return [Artifact(path, "tflite", "int8")]
+    quantized = []
+    for source in sources:
+        kind = tflite_kind(source.path)
+        detail = (f"ai-edge-quantizer static int8 on {len(inputs.calibration)} calibration samples"
+                  + (" (float16 weights folded to float32 first)" if kind == "fp16-weights" else ""))
+        try:
+            with stages.stage(STAGE, detail):
+                path = quantize_float_tflite(source.path, folder / "model_int8.tflite", inputs.calibration, scratch)
+                _check_runs(path, inputs)
+        except Exception as exc:  # noqa: BLE001 - a third-party file the quantizer rejects is reported, not fatal
+            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            log.warning("%s: ai-edge-quantizer failed: %s", source.key, reason)
+            (folder / "model_int8.tflite").unlink(missing_ok=True)
+            stages.skip(STAGE, f"ai-edge-quantizer failed: {reason}")
+            continue
+        quantized.append(Artifact(path, "tflite", "int8"))
+    return quantized
+
+
+def _check_runs(path: Path, inputs: BuildInputs) -> None:
+    """Raise unless LiteRT runs the quantized model on a calibration sample (a quantizer bug must not pass)."""
+    from edgepipe.runtimes import open_runner
+
+    assert inputs.calibration is not None
+    with open_runner(path) as runner:
+        runner.infer(next(inputs.calibration.samples()))
+
+
+def _takes_source_inputs(path: Path, inputs: BuildInputs) -> bool:
+    """True when ``path`` runs and takes the source model's inputs in the same order and shapes."""
+    from edgepipe.runtimes import open_runner
+
+    try:
+        with open_runner(path) as runner:
+            got = [tuple(s.shape) for s in runner.signature.inputs]
+            if got == [tuple(s.shape) for s in inputs.model.signature.inputs] and inputs.calibration is not None:
+                runner.infer(next(inputs.calibration.samples()))
+    except Exception as exc:  # noqa: BLE001 - an unusable prebuilt file only means quantizing ourselves
+        log.info("onnx2tf's int8 TFLite does not run (%s); quantizing the float TFLite instead", exc)
+        return False
+    want = [tuple(s.shape) for s in inputs.model.signature.inputs]
+    if got != want:
+        log.info("onnx2tf's int8 TFLite takes inputs %s, not %s; quantizing the float TFLite instead", got, want)
+    return got == want

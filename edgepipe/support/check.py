@@ -1,0 +1,60 @@
+"""The support check: read graph → place nodes → partition → totals, as a :class:`SupportReport`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from edgepipe.errors import ModelLoadError, ProfileError
+from edgepipe.support.graph import OpGraph
+from edgepipe.support.placement import partitions, peak_activation_bytes, place, weights_bytes
+from edgepipe.support.report import SupportReport
+from edgepipe.targets.profile import TargetProfile
+
+
+def read_graph(path: Path) -> OpGraph:
+    """The common op list of an ``.onnx`` or ``.tflite`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError("model file not found", path=path, fix="Check the path")
+    if path.suffix == ".onnx":
+        from edgepipe.support.onnx_reader import read_onnx
+
+        return read_onnx(path)
+    if path.suffix == ".tflite":
+        from edgepipe.support.tflite_reader import read_tflite
+
+        return read_tflite(path)
+    raise ModelLoadError("the support check reads .onnx or .tflite files", path=path,
+                         fix="Build the model first (`edgepipe build`) and check one of its artifacts")
+
+
+def check_graph(graph: OpGraph, profile: TargetProfile) -> SupportReport:
+    """Place every node of ``graph`` on ``profile``'s accelerator or the CPU, with reasons and totals."""
+    table = profile.op_table(graph.format)
+    if table is None:
+        takes = ", ".join(f for f in ("onnx", "tflite") if profile.op_table(f) is not None) or "no"
+        raise ProfileError(f"target '{profile.name}' has no op table for {graph.format} graphs",
+                           path=graph.path, fix=f"Check a {takes} artifact for this target")
+    verdicts = place(graph, table, profile.partition)
+    runs = partitions(verdicts)
+    on_acc = [v for v in verdicts if v.placement == "accelerator"]
+    macs = sum(v.macs for v in verdicts)
+    acc_macs = sum(v.macs for v in on_acc)
+    peak = peak_activation_bytes(graph)
+    sram = profile.memory.sram_bytes
+    return SupportReport(
+        target=profile.name, artifact=graph.path, format=graph.format, partition_semantics=profile.partition,
+        nodes=len(verdicts), accelerator_nodes=len(on_acc),
+        node_share=len(on_acc) / len(verdicts) if verdicts else 1.0,
+        macs=macs, accelerator_macs=acc_macs, mac_share=acc_macs / macs if macs else 1.0,
+        partitions=sum(1 for r in runs if r.device == "accelerator"), transitions=max(len(runs) - 1, 0),
+        peak_activation_bytes=peak, weights_bytes=weights_bytes(graph), sram_bytes=sram,
+        fits_sram=None if sram is None else peak <= sram,
+        cpu_ops=dict(Counter(v.op for v in verdicts if v.placement == "cpu")),
+        node_verdicts=verdicts, partition_list=runs)
+
+
+def check_model(path: Path, profile: TargetProfile) -> SupportReport:
+    """:func:`check_graph` on the model file at ``path``."""
+    return check_graph(read_graph(path), profile)

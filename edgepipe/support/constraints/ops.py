@@ -1,0 +1,132 @@
+"""Constraints on op-specific parameters and on where a node sits in the graph."""
+
+from __future__ import annotations
+
+from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.graph import OpGraph, OpNode
+
+
+@constraint
+def axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
+    """The op's axis (negative counted from the end, normalised to the input's rank) is one of {param}."""
+    axis = node.attrs.get("axis")
+    if axis is None:
+        return True, "no axis"
+    rank = len(node.outputs[0].shape) if node.outputs and node.outputs[0].shape is not None else 0
+    normal = axis + rank if axis < 0 else axis
+    ok = axis in allowed or normal in allowed or (normal - rank) in allowed
+    return ok, f"{node.op} axis {axis} not in {', '.join(str(a) for a in allowed)}" if not ok else f"axis {axis}"
+
+
+@constraint
+def reduced_axis_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Every reduced axis is shorter than {param} elements."""
+    shape = node.inputs[0].shape if node.inputs else None
+    axes = node.attrs.get("axes") or []
+    if not shape or not axes:
+        return True, "no axes"
+    sizes = [shape[a] for a in axes if -len(shape) <= a < len(shape) and isinstance(shape[a], int)]
+    worst = max(sizes, default=0)
+    return worst < limit, f"{node.op} reduced axis of {worst} >= {limit}" if worst >= limit else "axes ok"
+
+
+@constraint
+def reduce_keeps_batch(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A reduction never reduces over the batch (first) axis."""
+    axes = node.attrs.get("axes") or []
+    bad = required and 0 in axes
+    return not bad, f"{node.op} reduces over the batch axis" if bad else "batch kept"
+
+
+@constraint
+def not_graph_output(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Does not write a graph output (the runtime does that step on the host)."""
+    names = graph.output_names()
+    hit = [t.name for t in node.outputs if t.name in names]
+    bad = required and bool(hit)
+    return not bad, f"{node.op} writes graph output '{hit[0]}'" if bad else "internal"
+
+
+@constraint
+def not_graph_input(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Does not read a graph input directly (the runtime does that step on the host)."""
+    names = graph.input_names()
+    hit = [t.name for t in node.inputs if t.name in names]
+    bad = required and bool(hit)
+    return not bad, f"{node.op} reads graph input '{hit[0]}'" if bad else "internal"
+
+
+@constraint
+def max_inputs(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """The op has at most {param} feature-map inputs."""
+    count = len(node.activations_in)
+    return count <= limit, f"{node.op} has {count} inputs > {limit}" if count > limit else f"{count} inputs"
+
+
+@constraint
+def perm_in(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """A transpose's permutation (written like 0231) is one of {param}."""
+    perm = node.attrs.get("perm")
+    if perm is None:
+        return False, f"{node.op} permutation is not constant"
+    text = "".join(str(p) for p in perm)
+    return text in allowed, f"{node.op} permutation {text} not in {', '.join(allowed)}"
+
+
+@constraint
+def int32_dequantize_only_as_bias(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """A DequantizeLinear of int32 data runs on the accelerator only as the bias (third input) of {param}."""
+    if not node.inputs or node.inputs[0].dtype != "int32":
+        return True, "not int32"
+    out = node.outputs[0].name if node.outputs else ""
+    for index in graph.consumers().get(out, []):
+        user = graph.nodes[index]
+        if user.op not in ops or len(user.inputs) < 3 or user.inputs[2].name != out:
+            return False, f"{node.op} of int32 '{node.inputs[0].name}' feeds {user.op} '{user.name}', not a bias"
+    return True, "int32 bias"
+
+
+@constraint
+def no_int32_dequantized_params(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Parameter inputs (every input after the first) are not dequantized from int32 data."""
+    if not required:
+        return True, "any parameters"
+    producers = graph.producers()
+    for tensor in node.inputs[1:]:
+        source = producers.get(tensor.name)
+        if source is None:
+            continue
+        writer = graph.nodes[source]
+        if writer.op == "DequantizeLinear" and writer.inputs and writer.inputs[0].dtype == "int32":
+            return False, f"{node.op} parameter '{tensor.name}' is dequantized from int32"
+    return True, "parameters ok"
+
+
+_TRANSPARENT = {"QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Add", "Mul", "Sub", "Sigmoid", "Tanh",
+                "LeakyRelu", "HardSwish", "HardSigmoid", "Sum"}
+
+
+def _layout_source(node: OpNode, graph: OpGraph) -> OpNode | None:
+    """The first op upstream of ``node`` that is not element-wise or Q/DQ (what a layout transpose stops at)."""
+    producers = graph.producers()
+    current: OpNode | None = node
+    while current is not None and current.op in _TRANSPARENT:
+        feature = current.activations_in[0].name if current.activations_in else None
+        current = graph.nodes[producers[feature]] if feature in producers else None
+    return current
+
+
+@constraint
+def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Writes no graph output, unless the output is 4-D and comes through element-wise and Q/DQ ops from one
+    of {param} (ONNX Runtime's NHWC layout transformation then ends the graph with a transpose on the
+    accelerator)."""
+    names = graph.output_names()
+    hit = [t for t in node.outputs if t.name in names]
+    if not hit:
+        return True, "internal"
+    source = _layout_source(node, graph)
+    if source is not None and source.op in ops and hit[0].shape is not None and len(hit[0].shape) == 4:
+        return True, f"output follows {source.op}"
+    after = f" after {source.op} '{source.name}'" if source is not None else ""
+    return False, f"{node.op} writes graph output '{hit[0].name}'{after}"

@@ -1,0 +1,99 @@
+"""Constraints on convolution and pooling geometry: kernel, stride, dilation, padding, feature-map size."""
+
+from __future__ import annotations
+
+from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.graph import OpGraph, OpNode
+
+
+def _pair(node: OpNode, key: str) -> tuple[int, int]:
+    value = node.attrs.get(key) or (1, 1)
+    return (int(value[0]), int(value[-1])) if len(value) else (1, 1)
+
+
+@constraint
+def kernel_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Kernel height and width are each at most {param}."""
+    kh, kw = _pair(node, "kernel")
+    worst = max(kh, kw)
+    return worst <= limit, f"{node.op} kernel {kh}x{kw} > {limit}" if worst > limit else f"kernel {kh}x{kw}"
+
+
+@constraint
+def kernel_height_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Kernel height is at most {param}."""
+    kh, _ = _pair(node, "kernel")
+    return kh <= limit, f"{node.op} kernel height {kh} > {limit}" if kh > limit else f"kernel height {kh}"
+
+
+@constraint
+def kernel_product_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Kernel height times width is at most {param}."""
+    kh, kw = _pair(node, "kernel")
+    return kh * kw <= limit, f"{node.op} kernel {kh}x{kw} = {kh * kw} > {limit}" if kh * kw > limit else "kernel ok"
+
+
+@constraint
+def same_padding_kernel_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """With padding other than VALID, kernel height and width are each at most {param}."""
+    if node.attrs.get("padding") == "valid":
+        return True, "valid padding"
+    kh, kw = _pair(node, "kernel")
+    worst = max(kh, kw)
+    return worst <= limit, f"{node.op} {node.attrs.get('padding')} padding kernel {kh}x{kw} > {limit}" \
+        if worst > limit else "kernel ok"
+
+
+@constraint
+def stride_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Stride in height and width is each at most {param}."""
+    sh, sw = _pair(node, "strides")
+    worst = max(sh, sw)
+    return worst <= limit, f"{node.op} stride {worst} > {limit}" if worst > limit else f"stride {sh}x{sw}"
+
+
+@constraint
+def stride_max_unless_valid(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Stride above {param} is only supported with VALID padding and dilation 1."""
+    sh, sw = _pair(node, "strides")
+    worst = max(sh, sw)
+    if worst <= limit:
+        return True, f"stride {sh}x{sw}"
+    valid = node.attrs.get("padding") == "valid" and _pair(node, "dilations") == (1, 1)
+    return valid, f"{node.op} stride {worst} > {limit} with {node.attrs.get('padding')} padding"
+
+
+@constraint
+def dilation_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Dilation in height and width is each at most {param}."""
+    dh, dw = _pair(node, "dilations")
+    worst = max(dh, dw)
+    return worst <= limit, f"{node.op} dilation {worst} > {limit}" if worst > limit else f"dilation {dh}x{dw}"
+
+
+@constraint
+def padding_in(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """Padding is one of {param}."""
+    padding = str(node.attrs.get("padding", "valid"))
+    return padding in allowed, f"{node.op} padding {padding} not in {', '.join(allowed)}"
+
+
+@constraint
+def ifm_hw_product_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """The input's height times width (as a 4-D NHWC tensor) is below {param}."""
+    shape = node.inputs[0].shape if node.inputs else None
+    if not shape:
+        return True, "no shape"
+    padded = (1,) * (4 - len(shape)) + tuple(shape) if len(shape) < 4 else tuple(shape)
+    h, w = padded[-3], padded[-2]
+    if not isinstance(h, int) or not isinstance(w, int):
+        return True, "dynamic"
+    return h * w < limit, f"{node.op} input height x width {h * w} >= {limit}" if h * w >= limit else "fits"
+
+
+@constraint
+def depthwise_multiplier_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Depthwise convolutions have a depth multiplier of at most {param}."""
+    multiplier = int(node.attrs.get("DepthMultiplier", 1) or 1)
+    return multiplier <= limit, f"{node.op} depth multiplier {multiplier} > {limit}" if multiplier > limit \
+        else f"depth multiplier {multiplier}"

@@ -1,0 +1,111 @@
+"""Constraints on a node's tensors: dtypes, ranks, static shapes, batch, quantization parameters."""
+
+from __future__ import annotations
+
+from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
+
+
+def _fmaps(node: OpNode) -> tuple[TensorInfo, ...]:
+    return (*node.activations_in, *node.outputs)
+
+
+@constraint
+def dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """Feature maps (non-constant inputs and outputs) have a dtype in {param}."""
+    bad = [t for t in _fmaps(node) if t.dtype not in allowed and t.dtype != "unknown"]
+    if bad:
+        return False, f"{node.op} feature map '{bad[0].name}' is {bad[0].dtype}, not one of {', '.join(allowed)}"
+    return True, "dtypes ok"
+
+
+@constraint
+def weight_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """Constant weights (the second input) have a dtype in {param}."""
+    if len(node.inputs) < 2 or not node.inputs[1].constant:
+        return True, "no constant weights"
+    weight = node.inputs[1]
+    return weight.dtype in allowed, f"{node.op} weights are {weight.dtype}, not one of {', '.join(allowed)}"
+
+
+@constraint
+def static_shapes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Every feature map has a static shape (no dynamic or unknown dimension)."""
+    if not required:
+        return True, "dynamic shapes allowed"
+    bad = [t for t in _fmaps(node) if not t.static]
+    return not bad, f"{node.op} tensor '{bad[0].name}' has dynamic shape {bad[0].shape}" if bad else "static"
+
+
+@constraint
+def max_rank(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Feature maps have rank at most {param}."""
+    ranks = [len(t.shape) for t in _fmaps(node) if t.shape is not None]
+    worst = max(ranks, default=0)
+    return worst <= limit, f"{node.op} rank {worst} > {limit}" if worst > limit else f"rank {worst}"
+
+
+@constraint
+def max_dim(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """No feature-map dimension exceeds {param}."""
+    dims = [d for t in _fmaps(node) for d in (t.shape or ()) if isinstance(d, int)]
+    worst = max(dims, default=0)
+    return worst <= limit, f"{node.op} dimension {worst} > {limit}" if worst > limit else "dims ok"
+
+
+@constraint
+def batch_one(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The batch (first) dimension of every rank-4 feature map is 1."""
+    if not required:
+        return True, "any batch"
+    for t in _fmaps(node):
+        if t.shape is not None and len(t.shape) == 4 and t.shape[0] != 1:
+            return False, f"{node.op} batch {t.shape[0]} != 1 ('{t.name}')"
+    return True, "batch 1"
+
+
+@constraint
+def quantized_tensors(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Inputs, outputs and weights carry quantization parameters with positive scales."""
+    if not required:
+        return True, "float allowed"
+    tensors = [t for t in (*node.inputs, *node.outputs) if not (t.constant and t.dtype in ("int32", "int64"))]
+    missing = [t for t in tensors if t.dtype not in ("int32", "int64", "bool") and not t.quantized]
+    if missing:
+        return False, f"{node.op} tensor '{missing[0].name}' ({missing[0].dtype}) has no quantization parameters"
+    negative = [t for t in tensors if not t.scale_positive]
+    return not negative, f"{node.op} tensor '{negative[0].name}' has a scale <= 0" if negative else "quantized"
+
+
+@constraint
+def per_tensor_quantization(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Quantization is per tensor: no tensor has per-axis scales."""
+    if not required:
+        return True, "per-axis allowed"
+    bad = [t for t in (*node.inputs, *node.outputs) if t.per_axis]
+    return not bad, f"{node.op} tensor '{bad[0].name}' is quantized per axis" if bad else "per tensor"
+
+
+@constraint
+def constant_weights(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Weights and parameter tensors (every input after the first) are constant."""
+    if not required:
+        return True, "dynamic weights allowed"
+    bad = [t for t in node.inputs[1:] if not t.constant]
+    return not bad, f"{node.op} input '{bad[0].name}' is not constant" if bad else "constant"
+
+
+@constraint
+def same_input_shapes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Element-wise inputs have the same shape (no broadcasting)."""
+    shapes = {t.shape for t in node.activations_in if t.shape is not None}
+    if not required or len(shapes) <= 1:
+        return True, "shapes match"
+    return False, f"{node.op} broadcasts {' vs '.join(str(s) for s in sorted(shapes, key=str))}"
+
+
+@constraint
+def max_tensor_bytes(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Every feature map fits in {param} bytes."""
+    worst = max((t.size_bytes for t in _fmaps(node)), default=0)
+    return worst <= limit, f"{node.op} feature map of {worst} bytes > {limit}" if worst > limit else "fits"

@@ -1,0 +1,124 @@
+"""Read an ONNX model into the common :class:`~edgepipe.support.graph.OpGraph` (shapes by ONNX inference)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from edgepipe.errors import ModelLoadError
+from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
+
+_CONST_OPS = {"Constant", "ConstantOfShape"}
+_SPATIAL = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "ConvInteger", "QLinearConv"}
+
+
+def _dtype(elem_type: int) -> str:
+    import onnx
+
+    if elem_type == 0:
+        return "unknown"
+    return str(onnx.helper.tensor_dtype_to_np_dtype(elem_type)) if elem_type != onnx.TensorProto.BFLOAT16 \
+        else "bfloat16"
+
+
+def _shape(type_proto: Any) -> tuple[int | None, ...] | None:
+    tensor = type_proto.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+
+
+def _value_infos(model: Any) -> dict[str, tuple[str, tuple[int | None, ...] | None]]:
+    graph = model.graph
+    infos: dict[str, tuple[str, tuple[int | None, ...] | None]] = {}
+    for vi in [*graph.value_info, *graph.input, *graph.output]:
+        infos[vi.name] = (_dtype(vi.type.tensor_type.elem_type), _shape(vi.type))
+    for init in graph.initializer:
+        infos[init.name] = (_dtype(init.data_type), tuple(init.dims))
+    return infos
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    import onnx
+
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute
+            if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
+
+
+def _normalise(op: str, raw: dict[str, Any], inputs: tuple[TensorInfo, ...]) -> dict[str, Any]:
+    """Spatial attributes as (h, w) pairs, padding as a word, pads as (top, left, bottom, right)."""
+    attrs = dict(raw)
+    if op in _SPATIAL:
+        kernel = raw.get("kernel_shape")
+        if kernel is None and len(inputs) > 1 and inputs[1].shape and len(inputs[1].shape) == 4:
+            kernel = inputs[1].shape[2:]
+        if kernel is not None and len(kernel) == 2:
+            attrs["kernel"] = tuple(kernel)
+        attrs["strides"] = tuple(raw.get("strides", (1, 1)))
+        attrs["dilations"] = tuple(raw.get("dilations", (1, 1)))
+        pads = tuple(raw.get("pads", (0, 0, 0, 0)))
+        attrs["pads"] = (pads[0], pads[1], pads[2], pads[3]) if len(pads) == 4 else pads
+        auto = raw.get("auto_pad", b"NOTSET")
+        auto = auto.decode() if isinstance(auto, bytes) else auto
+        attrs["padding"] = "same" if auto.startswith("SAME") else "valid" if (
+            auto == "VALID" or not any(pads)) else "explicit"
+        group = int(raw.get("group", 1))
+        channels = inputs[0].shape[1] if inputs and inputs[0].shape and len(inputs[0].shape) == 4 else None
+        attrs["depthwise"] = group > 1 and channels == group
+    if op in ("GlobalAveragePool", "GlobalMaxPool") and inputs and inputs[0].shape and len(inputs[0].shape) == 4:
+        attrs["kernel"] = tuple(inputs[0].shape[2:])
+        attrs["strides"] = (1, 1)
+    return attrs
+
+
+def _macs(op: str, attrs: dict[str, Any], inputs: tuple[TensorInfo, ...], outputs: tuple[TensorInfo, ...]) -> int:
+    """Multiply-accumulates of the compute-heavy ops; 0 for the rest."""
+    out = outputs[0] if outputs else None
+    if out is None or not out.static:
+        return 0
+    if op in ("Conv", "ConvInteger", "QLinearConv") and len(inputs) > 1 and inputs[1].static:
+        weight = inputs[1].shape or ()
+        per_output = 1
+        for dim in weight[1:]:
+            per_output *= int(dim or 0)
+        return out.elements * per_output
+    if op in ("Gemm", "MatMul", "MatMulInteger") and inputs and inputs[0].static and inputs[0].shape:
+        transposed = op == "Gemm" and attrs.get("transA", 0)
+        k = inputs[0].shape[-2] if transposed and len(inputs[0].shape) >= 2 else inputs[0].shape[-1]
+        return out.elements * int(k or 0)
+    return 0
+
+
+def read_onnx(path: Path) -> OpGraph:
+    """The operators of the ONNX model at ``path``, with inferred shapes and dtypes."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path))
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
+        raise ModelLoadError(f"not a readable ONNX model ({exc})", path=path, fix="Export it again") from None
+    try:
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference is best effort: unknown shapes stay unknown
+        pass
+    infos = _value_infos(model)
+    constants = {init.name for init in model.graph.initializer}
+    nodes: list[OpNode] = []
+    for index, node in enumerate(model.graph.node):
+        if node.op_type in _CONST_OPS or (node.op_type == "DequantizeLinear" and node.input[0] in constants):
+            constants.update(node.output)
+
+        def tensor(name: str) -> TensorInfo:
+            dtype, shape = infos.get(name, ("unknown", None))
+            return TensorInfo(name, dtype, shape, constant=name in constants)
+
+        inputs = tuple(tensor(n) for n in node.input if n)
+        outputs = tuple(tensor(n) for n in node.output if n)
+        attrs = _normalise(node.op_type, _attrs(node), inputs)
+        nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,
+                            inputs=inputs, outputs=outputs, attrs=attrs,
+                            macs=_macs(node.op_type, attrs, inputs, outputs), layout="nchw"))
+    initializers = {i.name for i in model.graph.initializer}
+    graph_inputs = tuple(TensorInfo(i.name, *infos[i.name]) for i in model.graph.input if i.name not in initializers)
+    graph_outputs = tuple(TensorInfo(o.name, *infos[o.name]) for o in model.graph.output)
+    return OpGraph("onnx", str(path), tuple(nodes), graph_inputs, graph_outputs)

@@ -1,0 +1,123 @@
+"""Per-node placement: run each op's constraints from the target profile, then apply partition semantics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edgepipe.support.constraints import load_constraints
+from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.support.report import FailedConstraint, NodeVerdict, Partition
+from edgepipe.targets.profile import OpTable
+
+NOT_LISTED = "op_listed"
+
+
+def rules_for(table: OpTable, op: str) -> dict[str, Any] | None:
+    """The constraints that apply to ``op`` (generic merged with the op's own), or None if it is not listed."""
+    if op not in table.ops:
+        return None
+    own = table.ops[op]
+    skipped = set(own.get("skip", ()))
+    merged = {k: v for k, v in table.generic.items() if k not in skipped}
+    merged.update({k: v for k, v in own.items() if k != "skip"})
+    return merged
+
+
+def evaluate_node(node: OpNode, graph: OpGraph, table: OpTable) -> list[FailedConstraint]:
+    """Every constraint ``node`` fails on this table (empty: it runs on the accelerator)."""
+    if table.all_ops:
+        return []
+    rules = rules_for(table, node.op)
+    if rules is None:
+        return [FailedConstraint(constraint=NOT_LISTED, rule="The op is in the accelerator's op table.",
+                                 detail=f"{node.op} is not supported by the accelerator")]
+    known = load_constraints()
+    failed = []
+    for name, param in rules.items():
+        if param is False:
+            continue
+        check = known[name]
+        ok, detail = check(node, graph, param)
+        if not ok:
+            failed.append(FailedConstraint(constraint=name, rule=check.rule(param), detail=detail))
+    return failed
+
+
+def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
+    """Weight dequantization runs where the ops reading the weights run (ONNX Runtime's QDQ node units).
+
+    A DequantizeLinear of constant data goes to the CPU when every node reading it does. Q/DQ of
+    feature maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
+    """
+    consumers = graph.consumers()
+    for node in graph.nodes:
+        if failed[node.index] or node.op != "DequantizeLinear" or not (node.inputs and node.inputs[0].constant):
+            continue
+        users = [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]
+        if users and all(failed[u.index] for u in users):
+            failed[node.index] = [FailedConstraint(
+                constraint="qdq_node_unit", rule="Weight dequantization runs where the ops reading it run.",
+                detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
+
+
+def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
+    """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
+    failed = [[] if node.op in table.ignore else evaluate_node(node, graph, table) for node in graph.nodes]
+    if table.qdq_node_units:
+        _qdq_units(graph, failed)
+    verdicts: list[NodeVerdict] = []
+    cut: str | None = None
+    for node in graph.nodes:
+        if node.op in table.ignore:
+            continue
+        reasons = failed[node.index]
+        if not reasons and cut is not None:
+            reasons = [FailedConstraint(constraint="prefix_partition",
+                                        rule="Only ops before the first unsupported op run on the accelerator.",
+                                        detail=f"after the first unsupported op ({cut})")]
+        if reasons and semantics == "prefix" and cut is None:
+            cut = f"{node.op} '{node.name}'"
+        verdicts.append(NodeVerdict(index=node.index, name=node.name, op=node.op,
+                                    placement="cpu" if reasons else "accelerator", failed=reasons, macs=node.macs))
+    return verdicts
+
+
+def partitions(verdicts: list[NodeVerdict]) -> list[Partition]:
+    """Maximal runs of nodes on one device along execution order."""
+    runs: list[Partition] = []
+    for verdict in verdicts:
+        if runs and runs[-1].device == verdict.placement:
+            runs[-1].nodes.append(verdict.index)
+        else:
+            runs.append(Partition(device=verdict.placement, nodes=[verdict.index]))
+    return runs
+
+
+def peak_activation_bytes(graph: OpGraph) -> int:
+    """Largest total of live feature maps (bytes) when nodes run in order and tensors die after their last use."""
+    last_use: dict[str, int] = {}
+    for node in graph.nodes:
+        for tensor in node.inputs:
+            last_use[tensor.name] = node.index
+    outputs = graph.output_names()
+    live: dict[str, int] = {t.name: t.size_bytes for t in graph.graph_inputs}
+    peak = sum(live.values())
+    for node in graph.nodes:
+        for tensor in node.outputs:
+            if not tensor.constant:
+                live[tensor.name] = tensor.size_bytes
+        peak = max(peak, sum(live.values()))
+        for tensor in node.inputs:
+            if last_use.get(tensor.name) == node.index and tensor.name not in outputs:
+                live.pop(tensor.name, None)
+    return peak
+
+
+def weights_bytes(graph: OpGraph) -> int:
+    """Bytes of constant tensors read by the graph's nodes (each counted once)."""
+    seen: dict[str, int] = {}
+    for node in graph.nodes:
+        for tensor in node.inputs:
+            if tensor.constant:
+                seen[tensor.name] = tensor.size_bytes
+    return sum(seen.values())

@@ -1,0 +1,35 @@
+"""The per-target build stage: check the artifact deployed to the target and return the report section."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from edgepipe.support.check import check_model
+from edgepipe.support.report import SupportReport
+
+if TYPE_CHECKING:
+    from edgepipe.artifacts import Artifact
+    from edgepipe.stages.per_target import TargetContext
+    from edgepipe.targets.profile import TargetProfile
+
+log = logging.getLogger(__name__)
+
+
+def deployed_artifact(profile: TargetProfile, artifacts: tuple[Artifact, ...]) -> Artifact | None:
+    """The artifact this target runs: its checked format and precision, else any artifact of that format."""
+    wanted = profile.artifact
+    same_format = [a for a in artifacts if a.format == wanted.format]
+    exact = [a for a in same_format if a.precision == wanted.precision]
+    return (exact or same_format or [None])[0]
+
+
+def support_stage(context: TargetContext) -> tuple[str, SupportReport | None]:
+    """``support``: per-node accelerator/CPU placement of the deployed artifact (None if there is none)."""
+    artifact = deployed_artifact(context.target, context.artifacts)
+    if artifact is None or context.target.op_table(artifact.format) is None:
+        log.warning("support check skipped for %s: no %s artifact was built", context.target.name,
+                    context.target.artifact.format)
+        return "support", None
+    report = check_model(artifact.path, context.target)
+    return "support", report.model_copy(update={"artifact": artifact.key})

@@ -1,0 +1,135 @@
+"""The content-addressed build cache: keys, storage, and a real cached rebuild of the reference model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgepipe.cache import BuildCache, CacheKey, cache_folder, digest_of, key_parts, target_keys
+from edgepipe.config import BuildConfig, CacheConfig, load_config
+from edgepipe.targets import load_profile
+from tests.ci.conftest import Build
+
+HEAVY = ("tensorflow", "keras", "tf2onnx", "onnxruntime", "ai_edge_litert", "matplotlib")
+
+
+def _config(tmp_path: Path, **update: object) -> BuildConfig:
+    model = tmp_path / "m.onnx"
+    if not model.exists():
+        model.write_bytes(b"model-v1")
+        (tmp_path / "calib.npz").write_bytes(b"calib-v1")
+        (tmp_path / "eval.npz").write_bytes(b"eval-v1")
+    config = BuildConfig(model=model, data={"calibration": tmp_path / "calib.npz", "evaluation": tmp_path / "eval.npz"})
+    return config.model_copy(update=update)
+
+
+def _digest(config: BuildConfig, target: str = "host-cpu") -> str:
+    parts = key_parts(config, load_profile(target))
+    assert parts is not None
+    return digest_of(parts)
+
+
+def test_key_is_stable_and_ignores_where_outputs_go(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert _digest(config) == _digest(config)
+    assert _digest(config) == _digest(config.model_copy(update={"output": tmp_path / "elsewhere"}))
+    gate = config.gate.model_copy(update={"size_pct": 50.0})
+    assert _digest(config) == _digest(config.model_copy(update={"gate": gate, "cache": CacheConfig(enabled=False)}))
+
+
+@pytest.mark.parametrize("changed", ["model", "calibration", "evaluation"])
+def test_key_changes_with_model_and_data_content(tmp_path: Path, changed: str) -> None:
+    config = _config(tmp_path)
+    before = _digest(config)
+    name = {"model": "m.onnx", "calibration": "calib.npz", "evaluation": "eval.npz"}[changed]
+    (tmp_path / name).write_bytes(b"changed")
+    assert _digest(config) != before
+
+
+def test_key_changes_with_config_and_target_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = _config(tmp_path)
+    before = _digest(config)
+    accuracy = config.accuracy.model_copy(update={"max_drop_points": 2.0})
+    assert _digest(config.model_copy(update={"accuracy": accuracy})) != before
+    latency = config.latency.model_copy(update={"runs": 7})
+    assert _digest(config.model_copy(update={"latency": latency})) != before
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "other.toml").write_text('inherit = "host-cpu"\ndescription = "another device"\n', encoding="utf-8")
+    monkeypatch.setenv("EDGEPIPE_TARGETS_PATH", str(profiles))
+    assert _digest(config, "other") != before
+
+
+def test_key_parts_name_versions_and_source_digest(tmp_path: Path) -> None:
+    parts = key_parts(_config(tmp_path), load_profile("host-cpu"))
+    assert parts is not None
+    assert {"edgepipe", "tensorflow", "onnxruntime", "edgepipe-source"} <= set(parts["versions"])
+    assert len(parts["versions"]["edgepipe-source"]) == 64
+    assert parts["model"]["sha256"] and parts["data"]["calibration"] and parts["target"]["name"] == "host-cpu"
+
+
+def test_unreadable_input_has_no_key(tmp_path: Path) -> None:
+    config = _config(tmp_path).model_copy(update={"model": tmp_path / "missing.onnx"})
+    assert key_parts(config, load_profile("host-cpu")) is None
+    assert target_keys(config, (load_profile("host-cpu"),)) == {}
+
+
+def test_cache_folder_env_then_config_then_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDGEPIPE_CACHE_DIR", raising=False)
+    assert cache_folder(BuildConfig()) == Path(".edgepipe-cache")
+    (tmp_path / "edgepipe.toml").write_text('[cache]\ndir = "ci-cache"\n', encoding="utf-8")
+    configured = load_config(tmp_path / "edgepipe.toml")
+    assert cache_folder(configured) == tmp_path / "ci-cache"
+    monkeypatch.setenv("EDGEPIPE_CACHE_DIR", str(tmp_path / "env"))
+    assert cache_folder(configured) == tmp_path / "env"
+
+
+def test_store_lookup_restore_round_trip(tmp_path: Path) -> None:
+    outputs = tmp_path / "out"
+    outputs.mkdir()
+    (outputs / "report.json").write_text("{}", encoding="utf-8")
+    (outputs / "model.onnx").write_bytes(b"\x00\x01")
+    cache = BuildCache(tmp_path / "cache")
+    key = CacheKey("host-cpu", "ab" * 32, {"why": "test"})
+    assert cache.lookup(key) is None
+    cache.store(key, sorted(outputs.iterdir()))
+    entry = cache.lookup(key)
+    assert entry is not None and json.loads((entry / "key.json").read_text()) == {"why": "test"}
+    restored = cache.restore(entry, tmp_path / "build" / "host-cpu")
+    assert sorted(p.name for p in restored.iterdir()) == ["model.onnx", "report.json"]
+    assert (restored / "model.onnx").read_bytes() == b"\x00\x01"
+    assert not [p for p in (tmp_path / "cache" / "v1").iterdir() if p.name.startswith(".")], "no staging left"
+
+
+def test_cached_rebuild_restores_identical_outputs(first_build: Build, cached_build: Build) -> None:
+    assert first_build.proc.returncode == 0, first_build.proc.stderr[-3000:]
+    assert cached_build.proc.returncode == 0, cached_build.proc.stderr[-3000:]
+    document = json.loads(cached_build.proc.stdout)
+    assert [t["cached"] for t in document["summary"]["targets"]] == [True]
+    assert len(document["summary"]["targets"][0]["cache_key"]) == 64
+    after = {p.name: p.read_bytes() for p in (cached_build.root / "host-cpu").iterdir()}
+    assert cached_build.before is not None and after == cached_build.before, "restored files differ from the build"
+
+
+def test_cache_hit_never_imports_tensorflow(first_build: Build, cached_build: Build) -> None:
+    assert cached_build.proc.returncode == 0
+    script = ("import sys\nfrom edgepipe.cli.app import main\ncode = main(['build', '--quiet'])\n"
+              f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    env = {**first_build.env, "GITHUB_STEP_SUMMARY": ""}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=first_build.cwd, capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "(from cache)" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_no_cache_builds_everything(all_targets_build: Build) -> None:
+    assert all_targets_build.proc.returncode in (0, 2), all_targets_build.proc.stderr[-3000:]
+    summary = json.loads((all_targets_build.root / "summary.json").read_text())
+    assert not any(t["cached"] for t in summary["targets"])
+    assert not (all_targets_build.cwd / "cache").exists(), "--no-cache must not fill the cache"

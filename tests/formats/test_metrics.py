@@ -1,0 +1,69 @@
+"""Label-free metrics: each formula on hand-checked values, the output matching, the thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgepipe.metrics.label_free import (
+    SQNR_CAP_DB,
+    Thresholds,
+    compare_outputs,
+    cosine,
+    match_outputs,
+    sqnr_db,
+    topk_agreement,
+)
+
+
+def test_cosine_values() -> None:
+    a = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert cosine(a, a) == pytest.approx(1.0)
+    assert cosine(a, -a) == pytest.approx(-1.0)
+    assert cosine(np.array([1.0, 0.0]), np.array([1.0, 1.0])) == pytest.approx(1 / np.sqrt(2))
+    assert cosine(np.zeros(3), np.zeros(3)) == 1.0 and cosine(np.zeros(3), np.ones(3)) == 0.0
+
+
+def test_sqnr_is_signal_over_noise_in_db() -> None:
+    ref = np.ones(100)
+    assert sqnr_db(ref, ref + 0.1) == pytest.approx(20.0)  # 100 / (100 * 0.01) = 100 → 20 dB
+    assert sqnr_db(ref, ref) == SQNR_CAP_DB
+
+
+def test_topk_agreement_only_for_classifier_shapes() -> None:
+    ref = np.array([[0.1, 0.9, 0.0, 0.0, 0.0, 0.0], [0.8, 0.1, 0.0, 0.0, 0.0, 0.1]])
+    cand = np.array([[0.9, 0.5, 0.0, 0.0, 0.0, 0.0], [0.8, 0.1, 0.0, 0.0, 0.0, 0.1]])
+    assert topk_agreement(ref, cand, 1) == 0.5
+    assert topk_agreement(ref, cand, 5) == 1.0
+    assert topk_agreement(ref[:, None, :], cand[:, None, :], 1) is None  # (N, 1, C) is not classifier-shaped
+    assert topk_agreement(ref[:, :3], cand[:, :3], 5) is None  # fewer than 5 classes
+
+
+def test_compare_outputs_records_every_metric() -> None:
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(20, 10)).astype(np.float32)
+    cand = ref + rng.normal(0, 0.01, ref.shape).astype(np.float32)
+    got = compare_outputs("logits", ref, cand)
+    assert got.cosine > 0.999 and 35 < got.sqnr_db < 45 and got.max_abs_error < 0.05
+    assert got.top1_agreement == 1.0 and got.top5_agreement == 1.0
+
+
+def test_compare_outputs_accepts_other_layout_of_same_size() -> None:
+    ref = np.arange(12, dtype=np.float32).reshape(2, 6)
+    assert compare_outputs("y", ref, ref.reshape(2, 2, 3)).cosine == 1.0
+    with pytest.raises(ValueError, match="differ in size"):
+        compare_outputs("y", ref, ref[:, :3])
+
+
+def test_match_outputs_by_name_then_position_then_size() -> None:
+    assert match_outputs([("a", 4), ("b", 8)], [("b", 8), ("a", 4)]) == [(0, 1), (1, 0)]
+    assert match_outputs([("a", 4), ("b", 8)], [("Identity", 4), ("Identity_1", 8)]) == [(0, 0), (1, 1)]
+    assert match_outputs([("a", 4), ("b", 8)], [("x", 8), ("y", 4)]) == [(0, 1), (1, 0)]
+    assert match_outputs([("a", 4)], [("x", 5)]) == []
+
+
+def test_thresholds_name_each_failure() -> None:
+    agreement = compare_outputs("score", np.ones((4, 1)), np.full((4, 1), 0.5))
+    assert Thresholds(min_cosine=0.99).failures(agreement) == []  # same direction: cosine 1
+    failures = Thresholds(min_cosine=0.99, min_sqnr_db=20, max_abs_error=0.1).failures(agreement)
+    assert failures == ["score: SQNR 6.0 dB < 20 dB", "score: max abs error 0.5 > 0.1"]

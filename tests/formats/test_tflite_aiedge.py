@@ -1,0 +1,52 @@
+"""Float TFLite → int8 through ai-edge-quantizer, float16 weights behind DEQUANTIZE included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgepipe.data import Dataset
+from edgepipe.metrics.label_free import cosine
+from edgepipe.quantize.tflite_aiedge import prepare_float_tflite, quantize_float_tflite, tflite_kind
+from edgepipe.runtimes import open_runner
+from tests.formats import models
+
+
+@pytest.fixture(scope="module")
+def fp16(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return models.fp16_tflite(tmp_path_factory.mktemp("fp16") / "fp16.tflite")
+
+
+def _ops(path: Path) -> list[str]:
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    model = flatbuffer_utils.read_model(str(path))
+    return [str(flatbuffer_utils.opcode_to_name(model, op.opcodeIndex)) for op in model.subgraphs[0].operators]
+
+
+def _outputs(path: Path, data: np.ndarray) -> np.ndarray:
+    with open_runner(path) as runner:
+        return np.concatenate([runner.infer([data[i:i + 1]])[0] for i in range(len(data))])
+
+
+def test_fp16_weights_are_folded_into_float32(fp16: Path, tmp_path: Path) -> None:
+    assert tflite_kind(fp16) == "fp16-weights"
+    assert _ops(fp16).count("DEQUANTIZE") >= 3
+    prepared = prepare_float_tflite(fp16, tmp_path / "prepared.tflite")
+    assert "DEQUANTIZE" not in _ops(prepared) and tflite_kind(prepared) == "float"
+    data = np.random.default_rng(0).random((4, 16, 16, 3), dtype=np.float32)
+    np.testing.assert_allclose(_outputs(prepared, data), _outputs(fp16, data), rtol=1e-5, atol=1e-6)
+
+
+def test_quantized_fp16_model_is_int8_and_agrees(fp16: Path, tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    calibration = Dataset(path=tmp_path, inputs=(rng.random((32, 1, 16, 16, 3), dtype=np.float32)[:, 0],),
+                          labels=None, sha256="")
+    out = quantize_float_tflite(fp16, tmp_path / "int8.tflite", calibration, tmp_path)
+    assert tflite_kind(out) == "int8"
+    with open_runner(out) as runner:
+        assert runner._interp.get_input_details()[0]["dtype"] == np.int8  # noqa: SLF001 - the file's real I/O type
+    data = rng.random((16, 16, 16, 3), dtype=np.float32)
+    assert cosine(_outputs(fp16, data), _outputs(out, data)) > 0.98

@@ -1,0 +1,129 @@
+"""The fallback ladder on the two real reference models, through the real CLI and runtimes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from edgepipe.config import PROJECT_ROOT
+from tests.conftest import run_cli
+
+NOBN = PROJECT_ROOT / "models" / "digits_nobn"
+DIGITS = PROJECT_ROOT / "calib" / "digits"
+
+
+def _config(folder: Path, *, train: bool, steps: str = '["ptq", "calibration", "mixed", "qat"]') -> Path:
+    lines = [f'model = "{NOBN / "digits_nobn.keras"}"', 'output = "out"', "[data]"]
+    splits = ["calibration", "selection", "evaluation"] + (["train"] if train else [])
+    lines += [f'{name} = "{DIGITS / f"{name}.npz"}"' for name in splits]
+    lines += ["[quantization]", 'granularity = "per-tensor"', f"steps = {steps}"]
+    path = folder / "edgepipe.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _report(folder: Path) -> dict:
+    return json.loads((folder / "out" / "digits_nobn" / "host-cpu" / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def nobn_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    folder = tmp_path_factory.mktemp("nobn")
+    _config(folder, train=True)
+    return run_cli("build", "-q", cwd=folder), folder
+
+
+@pytest.mark.slow
+def test_nobn_plain_ptq_loses_over_three_points_and_the_ladder_recovers(nobn_build) -> None:
+    proc, folder = nobn_build
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ladder = _report(folder)["quantization"]
+    steps = {s["step"]: s for s in ladder["steps"]}
+    assert steps["ptq"]["recipe"] == {"onnx": "minmax/per-tensor/int8", "tflite": "minmax/per-tensor/int8"}
+    assert max(steps["ptq"]["drop_points"].values()) > 3.0
+    assert ladder["met"] and ladder["final_step"] == list(steps)[-1]
+    assert max(steps[ladder["final_step"]]["drop_points"].values()) <= 1.0
+    assert all(s["seconds"] > 0 for s in ladder["steps"])
+    text = (folder / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
+    assert "## Quantization ladder" in text and f"**{ladder['final_step']}**" in text
+
+
+@pytest.mark.slow
+def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
+    _, folder = nobn_build
+    steps = {s["step"]: s for s in _report(folder)["quantization"]["steps"]}
+    assert list(steps) == ["ptq", "calibration", "mixed", "qat"]
+    calibration = steps["calibration"]
+    assert len(calibration["candidates"]) == 14  # 3 methods x 2 granularities x 2 symmetries (ONNX) + 2 (TFLite)
+    assert {c["format"] for c in calibration["candidates"]} == {"onnx", "tflite"}
+    assert all(c["sqnr_db"] > 0 and 0 <= c["flips_points"] <= 100 for c in calibration["candidates"])
+    mixed = steps["mixed"]
+    assert mixed["status"] == "missed" and "onnx:" in mixed["cost"] and "tflite:" in mixed["cost"]
+    assert 1 <= sum(len(k) for k in mixed["kept_layers"].values()) <= 2  # budget: 25% of 4 (ONNX) / 5 (TFLite) layers
+    assert {k["precision"] for k in mixed["kept_layers"]["tflite"]} <= {"float"}  # no per-layer int16 in TFLite
+    assert mixed["kept_layers"]["onnx"][0]["precision"] == "a16w8"  # host-cpu runs int16: the cheaper one first
+    qat = steps["qat"]
+    assert qat["status"] == "met" and set(qat["accuracy"]) == {"onnx", "tflite"}
+    assert max(qat["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
+
+
+@pytest.mark.slow
+def test_sensitivity_covers_both_formats(nobn_build) -> None:
+    _, folder = nobn_build
+    report = _report(folder)["quantization"]
+    rows = report["sensitivity"]
+    assert {r["format"] for r in rows} == {"onnx", "tflite"}
+    onnx_rows = [r for r in rows if r["format"] == "onnx"]
+    assert len(onnx_rows) == 4  # three convs and the dense layer
+    assert all(r["isolated_sqnr_db"] is not None and r["accumulated_sqnr_db"] is not None for r in onnx_rows)
+    assert all(-1.0 <= r["isolated_cosine"] <= 1.0 for r in rows)
+    text = (folder / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
+    assert "Most sensitive layers" in text and "isolated SQNR (dB)" in text
+
+
+@pytest.mark.slow
+def test_threshold_zero_without_training_split_exits_two_with_the_trail(tmp_path: Path) -> None:
+    _config(tmp_path, train=False)
+    proc = run_cli("build", "-q", "--threshold", "0", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    ladder = _report(tmp_path)["quantization"]
+    assert not ladder["met"]
+    steps = {s["step"]: s for s in ladder["steps"]}
+    assert [steps[s]["status"] for s in ("ptq", "calibration", "mixed")] == ["missed"] * 3
+    assert steps["qat"]["status"] == "skipped" and "training split" in steps["qat"]["note"]
+    assert ladder["still_sensitive"]
+    text = (tmp_path / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
+    assert "No step met 0 points" in text and "Still sensitive" in text
+
+
+@pytest.mark.slow
+def test_reference_model_stops_at_step_a(reference_build) -> None:
+    proc, folder = reference_build
+    assert proc.returncode == 0, proc.stderr
+    ladder = json.loads((folder / "report.json").read_text())["quantization"]
+    assert ladder["final_step"] == "ptq" and [s["step"] for s in ladder["steps"]] == ["ptq"]
+    assert {r["format"] for r in ladder["sensitivity"]} == {"onnx", "tflite"}
+
+
+@pytest.mark.slow
+def test_qat_alone_on_the_batch_norm_reference_model(tmp_path: Path, reference_model: Path) -> None:
+    """QAT on digits_cnn (BatchNormalization frozen): full-int8 TFLite and QDQ ONNX with int8 weights."""
+    import numpy as np
+    import onnx
+    from ai_edge_litert.interpreter import Interpreter
+
+    (tmp_path / "edgepipe.toml").write_text('output = "out"\n[quantization]\nsteps = ["qat"]\nqat_epochs = 1\n')
+    proc = run_cli("build", "-q", "--model", str(reference_model), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = tmp_path / "out" / "digits_cnn" / "host-cpu"
+    ladder = json.loads((folder / "report.json").read_text())["quantization"]
+    assert [s["step"] for s in ladder["steps"]] == ["qat"] and ladder["final_step"] == "qat"
+    assert max(ladder["steps"][0]["drop_points"].values()) <= 1.0
+    interp = Interpreter(model_path=str(folder / "model_int8.tflite"))
+    assert interp.get_input_details()[0]["dtype"] == np.int8
+    graph = onnx.load(str(folder / "model_int8.onnx")).graph
+    assert sum(n.op_type == "QuantizeLinear" for n in graph.node) >= 4
+    assert {i.data_type for i in graph.initializer if i.name.endswith("_quantized")} == {onnx.TensorProto.INT8}

@@ -1,0 +1,67 @@
+"""Ladder settings, recipes and the QAT applicability rule (fast, no conversion)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgepipe.config import BuildConfig
+from edgepipe.errors import ConfigError
+from edgepipe.load import load_model
+from edgepipe.quantize.ladder import LadderContext, LadderSettings
+from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.settings import ladder_settings
+from edgepipe.quantize.steps import LADDER_STEPS, qat_step
+from edgepipe.targets import load_profile
+
+
+def test_ladder_steps_are_registered_in_order() -> None:
+    assert [name for name, _ in LADDER_STEPS] == ["ptq", "calibration", "mixed", "qat"]
+
+
+def test_recipe_labels_and_mixed_layers() -> None:
+    recipe = QuantRecipe(method="entropy", per_channel=False, symmetric_activations=True)
+    assert recipe.label == "entropy/per-tensor/int8/sym"
+    assert not recipe.is_mixed
+    mixed = recipe.raising("conv1", "a16w8").raising("conv2", "float")
+    assert mixed.is_mixed and mixed.keep_a16w8 == ("conv1",) and mixed.keep_float == ("conv2",)
+    assert mixed.label == "entropy/per-tensor/int8/sym +1 a16w8 +1 float"
+
+
+def test_settings_follow_config_and_target_profile() -> None:
+    config = BuildConfig.model_validate({"quantization": {"granularity": "per-tensor", "precisions": ["int8", "float"],
+                                                          "mixed_budget": 0.5}})
+    settings = ladder_settings(config, (load_profile("host-cpu"),))
+    assert settings.start == QuantRecipe(per_channel=False)
+    assert settings.precisions == ("int8", "float") and settings.mixed_budget == 0.5
+
+
+def test_profile_without_int16_or_per_channel_narrows_the_ladder() -> None:
+    class _Quant:
+        activations = ["int8"]
+        per_channel_weights = False
+
+    class _Target:
+        quantization = _Quant()
+
+    settings = ladder_settings(BuildConfig(), (_Target(),))
+    assert "a16w8" not in settings.precisions and settings.granularities == ("per-tensor",)
+    assert settings.granularity == "per-tensor"
+
+
+def test_unknown_quantization_key_is_a_config_error(tmp_path: Path) -> None:
+    from edgepipe.config import load_config
+
+    (tmp_path / "edgepipe.toml").write_text("[quantization]\nbudget = 0.3\n")
+    with pytest.raises(ConfigError, match="quantization.budget"):
+        load_config(cwd=tmp_path)
+
+
+def test_qat_says_why_it_cannot_train_an_onnx_model(tiny: dict[str, Path]) -> None:
+    model = load_model(tiny["onnx"])
+    context = LadderContext(model=model, graph=None, floats={"onnx": tiny["onnx"]}, calibration=None,  # type: ignore[arg-type]
+                            selection=None, evaluation=None, train=None, threshold=1.0,  # type: ignore[arg-type]
+                            settings=LadderSettings(), work=Path("unused"))
+    outcome = qat_step(context).outcome
+    assert outcome.status == "skipped" and "ONNX" in outcome.note and "\n" not in outcome.note

@@ -1,0 +1,57 @@
+"""Tiny ONNX graphs built with onnx.helper, read back through edgepipe's ONNX reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgepipe.support.graph import OpGraph, OpNode
+
+
+def onnx_graph(tmp: Path, nodes: list[Any], inputs: dict[str, tuple[list[Any], int]],
+               outputs: dict[str, tuple[list[Any], int]], consts: dict[str, np.ndarray] | None = None,
+               opset: int = 13) -> OpGraph:
+    """Write the graph to ``tmp`` and read it with :func:`edgepipe.support.onnx_reader.read_onnx`.
+
+    ``inputs``/``outputs``: name → (shape, onnx elem type); ``consts``: initializers.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from edgepipe.support.onnx_reader import read_onnx
+
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info(n, t, s) for n, (s, t) in inputs.items()],
+        [helper.make_tensor_value_info(n, t, s) for n, (s, t) in outputs.items()],
+        [numpy_helper.from_array(v, k) for k, v in (consts or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp / f"g{len(list(tmp.glob('*.onnx')))}.onnx"
+    onnx.save(model, path)
+    return read_onnx(path)
+
+
+def conv(tmp: Path, *, kernel: int = 3, stride: int = 1, dilation: int = 1, auto_pad: str = "VALID",
+         size: int = 16, batch: Any = 1, channels: int = 4, group: int = 1, dtype: int = 1) -> tuple[OpNode, OpGraph]:
+    """One Conv node (NCHW) with the given geometry; returns (node, graph)."""
+    from onnx import helper
+
+    weight = np.ones((channels, channels // group, kernel, kernel), np.float32)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[kernel, kernel],
+                            strides=[stride, stride], dilations=[dilation, dilation], auto_pad=auto_pad, group=group)
+    graph = onnx_graph(tmp, [node], {"x": ([batch, channels, size, size], dtype)}, {"y": ([], dtype)}, {"w": weight})
+    return graph.nodes[0], graph
+
+
+def single(tmp: Path, op: str, shapes: list[list[Any]], out_shape: list[Any] | None = None, dtype: int = 1,
+           consts: dict[str, np.ndarray] | None = None, **attrs: Any) -> tuple[OpNode, OpGraph]:
+    """One node of ``op`` reading inputs x0, x1, … of ``shapes`` (plus constants) and writing ``y``."""
+    from onnx import helper
+
+    names = [f"x{i}" for i in range(len(shapes))]
+    node = helper.make_node(op, [*names, *(consts or {})], ["y"], name=op.lower(), **attrs)
+    graph = onnx_graph(tmp, [node], {n: (s, dtype) for n, s in zip(names, shapes)},
+                       {"y": (out_shape or [], dtype)}, consts)
+    return graph.nodes[0], graph

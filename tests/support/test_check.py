@@ -1,0 +1,130 @@
+"""The checker: per-node placement with reasons, partition semantics, totals and peak memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from edgepipe.errors import ModelLoadError, ProfileError
+from edgepipe.support import check_graph, check_model
+from edgepipe.support.graph import OpGraph
+from edgepipe.support.placement import peak_activation_bytes
+from edgepipe.targets import load_profile
+from edgepipe.targets.profile import OpTable, TargetProfile
+from tests.support.graphs import onnx_graph
+
+FLOAT = TensorProto.FLOAT
+
+
+def _profile(partition: str, table: dict) -> TargetProfile:
+    return TargetProfile(name="t", description="t", device_class="npu", partition=partition,
+                         deploy_formats=["onnx"], onnx=OpTable.model_validate(table))
+
+
+def _chain(tmp: Path) -> OpGraph:
+    """x -> Conv(stride 1) -> Relu -> Conv(stride 5) -> Relu -> y, 16x16, 4 channels."""
+    w = np.ones((4, 4, 3, 3), np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], name="c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["b"], name="r1"),
+             helper.make_node("Conv", ["b", "w"], ["c"], name="c2", kernel_shape=[3, 3], strides=[5, 5]),
+             helper.make_node("Relu", ["c"], ["y"], name="r2")]
+    return onnx_graph(tmp, nodes, {"x": ([1, 4, 16, 16], FLOAT)}, {"y": ([1, 4, 3, 3], FLOAT)}, {"w": w})
+
+
+TABLE = {"ops": {"Conv": {"stride_max": 3}, "Relu": {}}}
+
+
+def test_node_placement_names_constraint_and_values(tmp_path: Path) -> None:
+    report = check_graph(_chain(tmp_path), _profile("any", TABLE))
+    placements = [(v.name, v.placement) for v in report.node_verdicts]
+    assert placements == [("c1", "accelerator"), ("r1", "accelerator"), ("c2", "cpu"), ("r2", "accelerator")]
+    failed = report.node_verdicts[2].failed[0]
+    assert (failed.constraint, failed.detail) == ("stride_max", "Conv stride 5 > 3")
+    assert failed.rule == "Stride in height and width is each at most 3."
+    assert (report.partitions, report.transitions) == (2, 2)
+    assert report.cpu_ops == {"Conv": 1}
+
+
+def test_macs_and_shares(tmp_path: Path) -> None:
+    report = check_graph(_chain(tmp_path), _profile("any", TABLE))
+    c1, c2 = 16 * 16 * 4 * 36, 3 * 3 * 4 * 36  # output elements x (Cin x kh x kw)
+    assert report.macs == c1 + c2 and report.accelerator_macs == c1
+    assert report.mac_share == pytest.approx(c1 / (c1 + c2)) and report.node_share == 0.75
+
+
+def test_prefix_partitioning_sends_everything_after_first_cpu_op_to_cpu(tmp_path: Path) -> None:
+    report = check_graph(_chain(tmp_path), _profile("prefix", TABLE))
+    assert [v.placement for v in report.node_verdicts] == ["accelerator", "accelerator", "cpu", "cpu"]
+    last = report.node_verdicts[3].failed[0]
+    assert last.constraint == "prefix_partition" and "after the first unsupported op (Conv 'c2')" in last.detail
+    assert (report.partitions, report.transitions) == (1, 1)
+
+
+def test_unlisted_op_runs_on_cpu(tmp_path: Path) -> None:
+    report = check_graph(_chain(tmp_path), _profile("any", {"ops": {"Conv": {}}}))
+    relu = report.node_verdicts[1]
+    assert relu.placement == "cpu" and relu.failed[0].constraint == "op_listed"
+    assert relu.failed[0].detail == "Relu is not supported by the accelerator"
+
+
+def test_skip_exempts_an_op_from_a_generic_constraint(tmp_path: Path) -> None:
+    table = {"generic": {"stride_max": 3}, "ops": {"Conv": {"skip": ["stride_max"]}, "Relu": {}}}
+    report = check_graph(_chain(tmp_path), _profile("any", table))
+    assert all(v.placement == "accelerator" for v in report.node_verdicts)
+
+
+def test_all_ops_table_places_everything(tmp_path: Path) -> None:
+    report = check_graph(_chain(tmp_path), load_profile("gpu-reference"))
+    assert report.accelerator_nodes == report.nodes == 4 and report.partitions == 1 and report.transitions == 0
+
+
+def test_peak_activation_memory(tmp_path: Path) -> None:
+    graph = _chain(tmp_path)
+    # c1 runs while x (4 KiB) is live and writes a (4 KiB): 8 KiB is the peak (float32, 1x4x16x16).
+    assert peak_activation_bytes(graph) == 2 * 4 * 16 * 16 * 4
+    tiny_sram = TargetProfile.model_validate({**_profile("any", TABLE).model_dump(), "memory": {"sram_bytes": 1024}})
+    report = check_graph(graph, tiny_sram)
+    assert report.fits_sram is False and report.sram_bytes == 1024
+
+
+def test_wrong_format_for_target_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="has no op table for onnx graphs.*Check a tflite artifact"):
+        check_graph(_chain(tmp_path), load_profile("ethos-u55"))
+
+
+def test_unreadable_or_unknown_model_file(tmp_path: Path) -> None:
+    keras_file = tmp_path / "m.keras"
+    keras_file.write_bytes(b"x")
+    with pytest.raises(ModelLoadError, match="reads .onnx or .tflite"):
+        check_model(keras_file, load_profile("host-cpu"))
+    with pytest.raises(ModelLoadError, match="not found"):
+        check_model(tmp_path / "missing.onnx", load_profile("host-cpu"))
+
+
+def test_tflite_probe_on_ethos_u55(probe_tflite: dict[str, Path]) -> None:
+    report = check_model(probe_tflite["int8"], load_profile("ethos-u55"))
+    cpu = {v.op: v.failed[0].detail for v in report.node_verdicts if v.placement == "cpu"}
+    assert cpu == {"CONV_2D": "CONV_2D stride 4 > 3 with same padding"}
+    assert report.nodes == 7 and report.partitions == 2
+
+
+def test_float_tflite_on_edge_tpu_is_all_cpu(probe_tflite: dict[str, Path]) -> None:
+    report = check_model(probe_tflite["float"], load_profile("edge-tpu"))
+    assert report.accelerator_nodes == 0 and report.partitions == 0
+    assert "float32" in report.node_verdicts[0].failed[0].detail
+
+
+def test_weight_dequantize_follows_its_reader_in_qdq_node_units(tmp_path: Path) -> None:
+    consts = {"wq": np.ones((4, 4, 1, 1), np.int8), "s": np.array(0.1, np.float32), "z": np.array(0, np.int8)}
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"], name="dq_w"),
+             helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[5, 5])]
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4, 10, 10], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, consts)
+    table = {"qdq_node_units": True, "ops": {"DequantizeLinear": {}, "Conv": {"stride_max": 3}}}
+    dq = check_graph(graph, _profile("any", table)).node_verdicts[0]
+    assert dq.placement == "cpu" and dq.failed[0].constraint == "qdq_node_unit"
+    assert dq.failed[0].detail == "DequantizeLinear follows Conv 'conv' onto the CPU"
+    table["ops"]["Conv"] = {}
+    assert check_graph(graph, _profile("any", table)).node_verdicts[0].placement == "accelerator"

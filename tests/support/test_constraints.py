@@ -1,0 +1,289 @@
+"""One test per constraint: a small graph that fails it (with the values in the detail) and one that passes.
+
+ONNX graphs come from onnx.helper (tests/support/graphs.py); TFLite graphs from a Keras net through the
+TFLite converter (the session fixture ``probe_graphs``), for the rules only TFLite carries.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from edgepipe.support.constraints import CONSTRAINTS, load_constraints
+from edgepipe.support.graph import OpGraph
+from tests.support.graphs import conv, single
+
+FLOAT, INT8 = TensorProto.FLOAT, TensorProto.INT8
+
+
+def verdict(name: str, node, graph, param):  # noqa: ANN001, ANN201 - tiny test helper
+    return load_constraints()[name](node, graph, param)
+
+
+def test_dtypes(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4])
+    ok, detail = verdict("dtypes", node, graph, ["int8", "int16"])
+    assert not ok and "is float32, not one of int8, int16" in detail
+    assert verdict("dtypes", node, graph, ["float32"])[0]
+
+
+def test_weight_dtypes(probe_graphs: dict[str, OpGraph]) -> None:
+    float_conv, int8_conv = probe_graphs["float"].nodes[0], probe_graphs["int8"].nodes[0]
+    ok, detail = verdict("weight_dtypes", float_conv, probe_graphs["float"], ["int8"])
+    assert not ok and detail == "CONV_2D weights are float32, not one of int8"
+    assert verdict("weight_dtypes", int8_conv, probe_graphs["int8"], ["int8"])[0]
+
+
+def test_static_shapes(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [["n", 4]], ["n", 4])
+    ok, detail = verdict("static_shapes", node, graph, True)
+    assert not ok and "dynamic shape (None, 4)" in detail
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4])
+    assert verdict("static_shapes", node, graph, True)[0]
+
+
+def test_max_rank(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 2, 3, 4, 5]], [1, 2, 3, 4, 5])
+    assert verdict("max_rank", node, graph, 4) == (False, "Relu rank 5 > 4")
+    assert verdict("max_rank", node, graph, 5)[0]
+
+
+def test_max_dim(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 70000]], [1, 70000])
+    assert verdict("max_dim", node, graph, 65536) == (False, "Relu dimension 70000 > 65536")
+    assert verdict("max_dim", node, graph, 70000)[0]
+
+
+def test_batch_one(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, batch=2)
+    ok, detail = verdict("batch_one", node, graph, True)
+    assert not ok and detail.startswith("Conv batch 2 != 1")
+    node, graph = conv(tmp_path, batch=1)
+    assert verdict("batch_one", node, graph, True)[0]
+
+
+def test_quantized_tensors(probe_graphs: dict[str, OpGraph]) -> None:
+    ok, detail = verdict("quantized_tensors", probe_graphs["float"].nodes[0], probe_graphs["float"], True)
+    assert not ok and "has no quantization parameters" in detail
+    assert verdict("quantized_tensors", probe_graphs["int8"].nodes[0], probe_graphs["int8"], True)[0]
+
+
+def test_per_tensor_quantization(probe_graphs: dict[str, OpGraph]) -> None:
+    graph = probe_graphs["int8"]
+    conv_node = next(n for n in graph.nodes if n.op == "CONV_2D")
+    ok, detail = verdict("per_tensor_quantization", conv_node, graph, True)
+    assert not ok and "is quantized per axis" in detail
+    pool = next(n for n in graph.nodes if n.op == "AVERAGE_POOL_2D")
+    assert verdict("per_tensor_quantization", pool, graph, True)[0]
+
+
+def test_constant_weights(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "MatMul", [[1, 4], [4, 2]], [1, 2])
+    ok, detail = verdict("constant_weights", node, graph, True)
+    assert not ok and detail == "MatMul input 'x1' is not constant"
+    node, graph = single(tmp_path, "MatMul", [[1, 4]], [1, 2], consts={"w": np.ones((4, 2), np.float32)})
+    assert verdict("constant_weights", node, graph, True)[0]
+
+
+def test_same_input_shapes(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Add", [[1, 4, 4], [1, 1, 4]], [1, 4, 4])
+    ok, detail = verdict("same_input_shapes", node, graph, True)
+    assert not ok and detail.startswith("Add broadcasts")
+    node, graph = single(tmp_path, "Add", [[1, 4, 4], [1, 4, 4]], [1, 4, 4])
+    assert verdict("same_input_shapes", node, graph, True)[0]
+
+
+def test_max_tensor_bytes(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Softmax", [[1, 20000]], [1, 20000], dtype=FLOAT)
+    assert verdict("max_tensor_bytes", node, graph, 16000) == (False, "Softmax feature map of 80000 bytes > 16000")
+    node, graph = single(tmp_path, "Softmax", [[1, 1000]], [1, 1000], dtype=FLOAT)
+    assert verdict("max_tensor_bytes", node, graph, 16000)[0]
+
+
+def test_kernel_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, kernel=7)
+    assert verdict("kernel_max", node, graph, 5) == (False, "Conv kernel 7x7 > 5")
+    assert verdict("kernel_max", *conv(tmp_path, kernel=3), 5)[0]
+
+
+def test_kernel_height_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, kernel=7)
+    assert verdict("kernel_height_max", node, graph, 5) == (False, "Conv kernel height 7 > 5")
+    assert verdict("kernel_height_max", node, graph, 7)[0]
+
+
+def test_kernel_product_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, kernel=9)
+    assert verdict("kernel_product_max", node, graph, 64) == (False, "Conv kernel 9x9 = 81 > 64")
+    assert verdict("kernel_product_max", node, graph, 81)[0]
+
+
+def test_same_padding_kernel_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, kernel=9, auto_pad="SAME_UPPER")
+    assert verdict("same_padding_kernel_max", node, graph, 8) == (False, "Conv same padding kernel 9x9 > 8")
+    assert verdict("same_padding_kernel_max", *conv(tmp_path, kernel=9, auto_pad="VALID"), 8)[0]
+
+
+def test_stride_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, stride=5)
+    assert verdict("stride_max", node, graph, 3) == (False, "Conv stride 5 > 3")
+    assert verdict("stride_max", *conv(tmp_path, stride=3), 3)[0]
+
+
+def test_stride_max_unless_valid(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, stride=4, auto_pad="SAME_UPPER")
+    assert verdict("stride_max_unless_valid", node, graph, 3) == (False, "Conv stride 4 > 3 with same padding")
+    assert verdict("stride_max_unless_valid", *conv(tmp_path, stride=4, auto_pad="VALID"), 3)[0]
+
+
+def test_dilation_max(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, dilation=3)
+    assert verdict("dilation_max", node, graph, 2) == (False, "Conv dilation 3 > 2")
+    assert verdict("dilation_max", *conv(tmp_path, dilation=2), 2)[0]
+
+
+def test_padding_in(tmp_path: Path) -> None:
+    node, graph = conv(tmp_path, auto_pad="SAME_UPPER")
+    assert verdict("padding_in", node, graph, ["valid"]) == (False, "Conv padding same not in valid")
+    assert verdict("padding_in", *conv(tmp_path, auto_pad="VALID"), ["valid"])[0]
+
+
+def test_ifm_hw_product_max(probe_graphs: dict[str, OpGraph]) -> None:
+    graph = probe_graphs["int8"]
+    first = graph.nodes[0]  # 32x32 input
+    assert verdict("ifm_hw_product_max", first, graph, 1024) == (False, "CONV_2D input height x width 1024 >= 1024")
+    assert verdict("ifm_hw_product_max", first, graph, 1025)[0]
+
+
+def test_depthwise_multiplier_max(probe_graphs: dict[str, OpGraph]) -> None:
+    graph = probe_graphs["int8"]
+    depthwise = next(n for n in graph.nodes if n.op == "DEPTHWISE_CONV_2D")
+    assert verdict("depthwise_multiplier_max", depthwise, graph, 1) == (
+        False, "DEPTHWISE_CONV_2D depth multiplier 2 > 1")
+    assert verdict("depthwise_multiplier_max", depthwise, graph, 2)[0]
+
+
+def test_axis_in(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Concat", [[1, 2, 4, 4], [1, 2, 4, 4]], [1, 4, 4, 4], axis=1)
+    assert verdict("axis_in", node, graph, [3, -1]) == (False, "Concat axis 1 not in 3, -1")
+    node, graph = single(tmp_path, "Concat", [[1, 2, 4, 4], [1, 2, 4, 4]], [1, 2, 4, 8], axis=-1)
+    assert verdict("axis_in", node, graph, [3])[0]
+
+
+def test_reduced_axis_max(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReduceMean", [[1, 5000, 4]], [1, 1, 4], axes=[1])
+    assert verdict("reduced_axis_max", node, graph, 4096) == (False, "ReduceMean reduced axis of 5000 >= 4096")
+    node, graph = single(tmp_path, "ReduceMean", [[1, 50, 4]], [1, 1, 4], axes=[1])
+    assert verdict("reduced_axis_max", node, graph, 4096)[0]
+
+
+def test_reduce_keeps_batch(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReduceMean", [[2, 5, 4]], [1, 5, 4], axes=[0])
+    assert verdict("reduce_keeps_batch", node, graph, True) == (False, "ReduceMean reduces over the batch axis")
+    node, graph = single(tmp_path, "ReduceMean", [[2, 5, 4]], [2, 1, 4], axes=[1])
+    assert verdict("reduce_keeps_batch", node, graph, True)[0]
+
+
+def test_not_graph_output(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4])
+    assert verdict("not_graph_output", node, graph, True) == (False, "Relu writes graph output 'y'")
+    assert verdict("not_graph_output", node, graph, False)[0]
+
+
+def test_not_graph_input(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4])
+    assert verdict("not_graph_input", node, graph, True) == (False, "Relu reads graph input 'x0'")
+    assert verdict("not_graph_input", node, graph, False)[0]
+
+
+def test_max_inputs(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Sum", [[1, 4]] * 3, [1, 4])
+    assert verdict("max_inputs", node, graph, 2) == (False, "Sum has 3 inputs > 2")
+    assert verdict("max_inputs", node, graph, 3)[0]
+
+
+def test_perm_in(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Transpose", [[1, 2, 3, 4]], [1, 3, 4, 2], perm=[0, 2, 3, 1])
+    assert verdict("perm_in", node, graph, ["0132"]) == (False, "Transpose permutation 0231 not in 0132")
+    assert verdict("perm_in", node, graph, ["0231"])[0]
+
+
+def test_every_constraint_has_a_test_and_a_rule() -> None:
+    load_constraints()
+    module = sys.modules[__name__]
+    missing = [name for name in CONSTRAINTS if not hasattr(module, f"test_{name}")]
+    assert not missing, f"constraints without a fail/pass test: {missing}"
+    for item in CONSTRAINTS.values():
+        assert item.rule_template.endswith(".") and "{param}" in item.rule_template or item.param_type is bool
+
+
+@pytest.mark.parametrize("value", ["three", [1, 2]])
+def test_parameter_type_is_checked(value: object) -> None:
+    with pytest.raises(ValueError, match="constraint 'stride_max' takes"):
+        load_constraints()["stride_max"].validate_param(value)
+
+
+def _dq_int32(tmp: Path, user: str):  # noqa: ANN202 - returns (dq node, graph)
+    """DequantizeLinear of an int32 constant 'b', read by a Conv as bias or by an Add."""
+    from onnx import helper
+
+    consts = {"bq": np.ones(4, np.int32), "s": np.array(0.1, np.float32), "z": np.array(0, np.int32),
+              "w": np.ones((4, 4, 1, 1), np.float32)}
+    dq = helper.make_node("DequantizeLinear", ["bq", "s", "z"], ["b"], name="dq")
+    if user == "Conv":
+        op = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")
+    else:
+        op = helper.make_node("Add", ["x", "b"], ["y"], name="add")
+    from tests.support.graphs import onnx_graph
+
+    graph = onnx_graph(tmp, [dq, op], {"x": ([1, 4, 2, 2] if user == "Conv" else [1, 4], FLOAT)},
+                       {"y": ([], FLOAT)}, consts)
+    return graph.nodes[0], graph
+
+
+def test_int32_dequantize_only_as_bias(tmp_path: Path) -> None:
+    node, graph = _dq_int32(tmp_path, "Add")
+    ok, detail = verdict("int32_dequantize_only_as_bias", node, graph, ["Conv", "Gemm"])
+    assert not ok and detail == "DequantizeLinear of int32 'bq' feeds Add 'add', not a bias"
+    assert verdict("int32_dequantize_only_as_bias", *_dq_int32(tmp_path, "Conv"), ["Conv", "Gemm"])[0]
+
+
+def test_no_int32_dequantized_params(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    params = {n: np.ones(4, np.float32) for n in ("sc", "bb", "m", "v")}
+    dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["sc"], name="dq")
+    bn = helper.make_node("BatchNormalization", ["x", "sc", "bb", "m", "v"], ["y"], name="bn")
+    quantized = {"q": np.ones(4, np.int32), "s": np.array(0.1, np.float32), "z": np.array(0, np.int32)}
+    consts = {k: v for k, v in params.items() if k != "sc"} | quantized
+    graph = onnx_graph(tmp_path, [dq, bn], {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, consts)
+    ok, detail = verdict("no_int32_dequantized_params", graph.nodes[1], graph, True)
+    assert not ok and detail == "BatchNormalization parameter 'sc' is dequantized from int32"
+    plain = onnx_graph(tmp_path, [bn], {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, params)
+    assert verdict("no_int32_dequantized_params", plain.nodes[0], plain, True)[0]
+
+
+def test_graph_output_after_layout_op(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    consts = {"s": np.array(0.1, np.float32), "z": np.array(0, np.int8), "w": np.ones((4, 4, 1, 1), np.float32)}
+
+    def ending(first: Any) -> OpGraph:
+        nodes = [first, helper.make_node("QuantizeLinear", ["a", "s", "z"], ["q"], name="q"),
+                 helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")]
+        return onnx_graph(tmp_path, nodes, {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, consts)
+
+    softmax = ending(helper.make_node("Softmax", ["x"], ["a"], name="softmax", axis=1))
+    ok, detail = verdict("graph_output_after_layout_op", softmax.nodes[2], softmax, ["Conv"])
+    assert not ok and detail == "DequantizeLinear writes graph output 'y' after Softmax 'softmax'"
+    conv_graph = ending(helper.make_node("Conv", ["x", "w"], ["a"], name="conv"))
+    assert verdict("graph_output_after_layout_op", conv_graph.nodes[2], conv_graph, ["Conv"])[0]
