@@ -132,8 +132,10 @@ def row(model: str, result: object) -> tuple[int, int]:
     assert isinstance(result, Verification)
     extra = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.extra.items()
                       if k.startswith(("htp", "inferred", "cycles_total")))
+    share = f"{100 * result.agreement:.2f}%" if result.status == "ran" else "–"
+    extra = extra if result.status == "ran" else result.detail[:200]
     print(f"| {model} | {result.tool} | {result.status} | {result.compared} | {result.agree} | "
-          f"{result.edgepipe_only} | {result.vendor_only} | {100 * result.agreement:.2f}% | {extra} |")
+          f"{result.edgepipe_only} | {result.vendor_only} | {share} | {extra} |")
     for d in result.disagreements[:5]:
         print(f"|   disagreement | {d.op} `{d.name[:50]}` | edgepipe {d.edgepipe} | vendor {d.vendor} | | | | | |")
     return result.compared, result.agree

@@ -141,7 +141,8 @@ def _activate(model: object) -> None:
     if model.format == "onnx":
         import onnxruntime as ort
 
-        ort.InferenceSession(model.path.read_bytes(), providers=["CPUExecutionProvider"])
+        # the loaded model (dynamic input dims fixed), as the build saves and runs it
+        ort.InferenceSession(model.handle.SerializeToString(), providers=["CPUExecutionProvider"])
     else:
         from ai_edge_litert.interpreter import Interpreter
 
@@ -238,6 +239,8 @@ def fuzz(minutes: float, seed: int, activate: bool, findings_dir: Path) -> dict[
             counts[fmt][result["verdict"]] += 1
             if result["verdict"] == "runtime-refused" and len(refusals[fmt]) < 10:
                 refusals[fmt].append(result["detail"])
+                findings_dir.mkdir(parents=True, exist_ok=True)
+                (findings_dir / f"runtime-refused-{fmt}-{len(refusals[fmt]):03d}.{fmt}").write_bytes(content)
             if result["verdict"] == "finding":
                 findings_dir.mkdir(parents=True, exist_ok=True)
                 path = findings_dir / f"{fmt}-{len(findings):03d}.{fmt}"

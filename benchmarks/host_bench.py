@@ -15,6 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from edgepipe.bench.report import BenchReport, render_text  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -26,12 +30,11 @@ def main() -> None:
         out = Path(tmp) / "artifacts"
         subprocess.run([exe, "quantize", "--quiet", "-o", str(out)], check=True, capture_output=True)
         command = [exe, "bench", str(out), "--int8-forms", "--concurrency", "2", "--budget", str(args.budget),
-                   "--samples", "1000", "--target", "host-cpu"]
-        text = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        print(text)
-        if args.json:
-            result = subprocess.run([*command, "--json"], check=True, capture_output=True, text=True).stdout
-            args.json.write_text(result, encoding="utf-8")
+                   "--samples", "1000", "--target", "host-cpu", "--json"]
+        result = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    print(render_text(BenchReport.model_validate_json(result)))
+    if args.json:
+        args.json.write_text(result, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ def main() -> None:
         f"with {os.cpu_count()} CPU cores, Python {platform.python_version()}. Step (a) is per-channel "
         "minmax PTQ on digits_cnn and per-tensor minmax PTQ on digits_nobn; (b) scores 14 settings on the "
         "selection split; (c) includes measuring per-layer sensitivity (ONNX and TFLite); (d) is 3 QAT epochs "
-        "on the 1,000-image train split plus conversion. Accuracy and drop are on the 400-image evaluation split.",
+        "on the 1,000-image train split plus conversion. Accuracy and drop are on the 400-image evaluation split. "
+        "A normal build stops at the first step that holds (digits_cnn: (a) plus its sensitivity, digits_nobn: all "
+        "four); the machine may be shared, so the times are indicative.",
         "", "| model | step | time (s) | top-1 | drop (points) |", "|---|---|---|---|---|", *rows, ""])
     sys.stdout.write(section + "\n")
     if args.write:

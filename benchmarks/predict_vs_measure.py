@@ -2,18 +2,19 @@
 
     python benchmarks/predict_vs_measure.py [--no-calibrate] [--json OUT] [--write-error]
 
-1. ``edgepipe calibrate host-cpu`` (unless ``--no-calibrate``): a microbenchmark of synthetic
-   conv/matmul/elementwise graphs — none of the models below is used to fit anything.
+1. Calibration: the microbenchmark of ``edgepipe calibrate host-cpu`` (synthetic conv, matmul,
+   elementwise and kernel graphs — none of the models below is used to fit anything).
 2. The held-out set: the reference models (exported to float ONNX here), the ``onnx`` package's
-   light architectures, and generated nets of several sizes (``benchmarks/nets.py``).
-3. Each model's latency under ONNX Runtime (CPU EP) next to the cost model's prediction; prints
-   the median absolute % error and the share within ±10 % and ±25 %, against the measured p50
-   (the calibration also keeps medians, so both carry the same share of a shared host's load),
-   then the same figures against the fastest run.
+   light architectures (weights materialised as initializers), and generated nets of several
+   sizes (``benchmarks/nets.py``).
+3. Each model's p50 latency under ONNX Runtime (CPU EP) next to the cost model's prediction; prints
+   the median absolute % error and the share within ±10 % and ±25 %.
 
-``--recalibrate-each`` repeats step 1 right before each model: on a shared machine whose load
-drifts, the prediction then uses the host's rates of that moment (the calibration still never
-sees the model). ``--write-error`` stores the result as ``[performance.error]`` in the local host-cpu override, so
+By default calibration rounds are interleaved with each model's runs and the override is rewritten
+from that model's rounds before predicting it: on a shared machine whose load drifts minute to
+minute, the calibration and the model then see the same load — the ratio-within-one-run rule of
+``edgepipe bench``. ``--calibrate-once`` calibrates once up front (fine on a dedicated host).
+``--write-error`` stores the result as ``[performance.error]`` in the local host-cpu override, so
 reports on this machine carry it. Results vary with the host: record them with the date and CPU.
 """
 
@@ -25,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,10 +36,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from nets import make_nets  # noqa: E402
 
-from edgepipe.bench.measure import BenchSettings, single_stream  # noqa: E402
+from edgepipe.bench.measure import BenchSettings, sample_inputs, single_stream  # noqa: E402
 from edgepipe.bench.system import host_info  # noqa: E402
-from edgepipe.perf.calibration import measure_host, override_path, write_override  # noqa: E402
+from edgepipe.perf.calibration import HostMeasurement, measure_host, override_path, write_override  # noqa: E402
+from edgepipe.perf.host_probes import HostProbes  # noqa: E402
 from edgepipe.perf.predict import predict  # noqa: E402
+from edgepipe.runtimes import open_runner  # noqa: E402
 from edgepipe.targets import load_profile  # noqa: E402
 
 REFERENCE_MODELS = [ROOT / "models" / "digits_cnn" / "digits_cnn.keras", ROOT / "models" / "digits_nobn" /
@@ -95,38 +99,53 @@ def held_out_models(scratch: Path) -> list[Path]:
     return models
 
 
-def run(calibrate: bool, budget_s: float, threads: int | None, each: bool) -> dict:
+def _paired(model: Path, probes: HostProbes, threads: int | None, budget_s: float) -> tuple[list[float], dict]:
+    """Model runs interleaved with calibration rounds: both see the same load (ms, rates)."""
+    runner = open_runner(model, threads=threads).activate()
+    feed = sample_inputs(runner)
+    for _ in range(3):
+        runner.infer(feed)
+    times, rounds = [], []
+    deadline = time.perf_counter() + budget_s
+    while len(times) < 40 and (time.perf_counter() < deadline or len(times) < 8):
+        rounds.append(probes.run_round())
+        runner.infer(feed)  # warm again after the probes, as back-to-back inference is
+        start = time.perf_counter_ns()
+        runner.infer(feed)
+        times.append((time.perf_counter_ns() - start) / 1e6)
+    runner.close()
+    return times, probes.rates(rounds)
+
+
+def run(calibrate: bool, budget_s: float, threads: int | None, paired: bool) -> dict:
     profile = load_profile("host-cpu")
-    if calibrate:
+    if calibrate and not paired:
         print(f"calibrated: {write_override('host-cpu', measure_host(threads=threads))}", file=sys.stderr)
+    probes = HostProbes(threads) if paired else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in held_out_models(Path(tmp)):
-            if each:  # the host's state right now: a shared machine's load drifts between models
-                write_override("host-cpu", measure_host(threads=threads))
-            timing = single_stream([model], BenchSettings(warmup=3, max_samples=60, budget_s=budget_s,
-                                                        threads=threads))[0]
+            if probes is not None:
+                times, rates = _paired(model, probes, threads, budget_s)
+                write_override("host-cpu", HostMeasurement(**rates))
+            else:
+                settings = BenchSettings(warmup=3, max_samples=60, budget_s=budget_s, threads=threads)
+                times = [single_stream([model], settings)[0].stats.p50_ms]
             predicted = predict(model, profile).delegate
             assert predicted is not None
-            best, p50 = timing.stats.min_ms, timing.stats.p50_ms
+            p50, best = statistics.median(times), min(times)
             error = 100 * (predicted.total_ms - p50) / p50
             rows.append({"model": model.stem, "macs": predicted_macs(model), "measured_p50_ms": p50,
-                         "measured_min_ms": best, "predicted_ms": predicted.total_ms, "error_pct": error,
-                         "error_vs_min_pct": 100 * (predicted.total_ms - best) / best})
-            print(f"{model.stem:<24} measured p50 {p50:9.3f} ms  min {best:9.3f} ms  predicted "
-                  f"{predicted.total_ms:9.3f} ms  {error:+7.1f}% (vs min {rows[-1]['error_vs_min_pct']:+7.1f}%)",
-                  file=sys.stderr)
+                         "measured_min_ms": best, "runs": len(times), "predicted_ms": predicted.total_ms,
+                         "error_pct": error})
+            print(f"{model.stem:<24} measured p50 {p50:9.3f} ms (min {best:9.3f}, {len(times)} runs)  predicted "
+                  f"{predicted.total_ms:9.3f} ms  {error:+7.1f}%", file=sys.stderr)
     errors = [abs(r["error_pct"]) for r in rows]
-    errors_min = [abs(r["error_vs_min_pct"]) for r in rows]
     return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "host": host_info().model_dump(),
-            "threads": threads, "recalibrated_each_model": each,
-            "calibrated": calibrate or override_path("host-cpu").is_file(), "models": rows,
+            "threads": threads, "paired": paired, "models": rows,
             "median_abs_error_pct": statistics.median(errors),
             "within_10_pct": sum(e <= 10 for e in errors) / len(errors),
-            "within_25_pct": sum(e <= 25 for e in errors) / len(errors),
-            "vs_min": {"median_abs_error_pct": statistics.median(errors_min),
-                       "within_10_pct": sum(e <= 10 for e in errors_min) / len(errors_min),
-                       "within_25_pct": sum(e <= 25 for e in errors_min) / len(errors_min)}}
+            "within_25_pct": sum(e <= 25 for e in errors) / len(errors)}
 
 
 def predicted_macs(model: Path) -> int:
@@ -153,18 +172,18 @@ def write_error(result: dict) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-calibrate", action="store_true", help="Use the existing override (or none).")
-    parser.add_argument("--budget", type=float, default=3.0, help="Seconds of timing per model.")
+    parser.add_argument("--budget", type=float, default=6.0, help="Seconds of timing per model.")
     parser.add_argument("--threads", type=int, default=1,
                         help="ONNX Runtime threads, calibration and measurement (default 1: stable on a shared host).")
-    parser.add_argument("--recalibrate-each", action="store_true",
-                        help="Calibrate again right before each model (a shared host's load drifts).")
+    parser.add_argument("--calibrate-once", action="store_true",
+                        help="Calibrate once up front instead of interleaving calibration rounds with each model "
+                             "(fine on a dedicated host).")
     parser.add_argument("--json", type=Path, help="Write the full result here.")
     parser.add_argument("--write-error", action="store_true", help="Record the error in the host-cpu override.")
     args = parser.parse_args()
-    result = run(not args.no_calibrate, args.budget, args.threads or None, args.recalibrate_each)
-    for label, part in (("vs p50", result), ("vs fastest run", result["vs_min"])):
-        print(f"{len(result['models'])} models, {label}: median |error| {part['median_abs_error_pct']:.1f}%, "
-              f"within ±10%: {100 * part['within_10_pct']:.0f}%, within ±25%: {100 * part['within_25_pct']:.0f}%")
+    result = run(not args.no_calibrate, args.budget, args.threads or None, not args.calibrate_once)
+    print(f"{len(result['models'])} models: median |error| {result['median_abs_error_pct']:.1f}%, "
+          f"within ±10%: {100 * result['within_10_pct']:.0f}%, within ±25%: {100 * result['within_25_pct']:.0f}%")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
     if args.write_error:

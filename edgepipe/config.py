@@ -185,10 +185,11 @@ def format_validation_error(err: ValidationError, model: type[BaseModel], source
     first = err.errors()[0]
     loc = tuple(first["loc"])
     key = ".".join(str(p) for p in loc)
+    key = "".join(c if c.isprintable() else repr(c)[1:-1] for c in key)  # a key with a newline stays one line
     if first["type"] == "extra_forbidden":
         allowed = ", ".join(_allowed_keys(model, loc[:-1]))
         return f"{source}: unknown key '{key}'. Allowed keys here: {allowed}"
-    return f"{source}: invalid value for '{key}': {first['msg']}"
+    return f"{source}: invalid value for '{key}': {' '.join(str(first['msg']).split())}"
 
 
 def _resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:

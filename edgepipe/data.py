@@ -137,8 +137,6 @@ def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bo
     inputs = [_check_array(a, s, path) for a, s in zip(_match_inputs(arrays, signature, path), signature.inputs)]
     if len({len(a) for a in inputs}) > 1:
         raise DataError("input arrays have different sample counts", path=path, fix="Give every input N samples")
-    if role == "calibration":
-        _check_not_constant(inputs, signature, path)
     if need_labels and labels is None:
         raise DataError(f"{role} data has no '{LABELS_KEY}' array", path=path,
                         fix=f"Add an integer '{LABELS_KEY}' array with one class id per sample")
@@ -148,13 +146,19 @@ def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bo
     return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=sha256_of(path), whole=whole)
 
 
-def _check_not_constant(inputs: list[np.ndarray], signature: Signature, path: Path) -> None:
-    """Refuse calibration data where an input holds one value everywhere: int8 ranges fitted to it are meaningless."""
-    for array, spec in zip(inputs, signature.inputs):
-        if array.size and np.issubdtype(array.dtype, np.number) and array.min() == array.max():
-            raise DataError(f"calibration array for input '{spec.name}' is constant (every value is "
-                            f"{array.flat[0].item()!r}); int8 ranges calibrated on it would be meaningless", path=path,
-                            fix="Calibrate on real, representative samples")
+def check_calibration_varies(dataset: Dataset, signature: Signature) -> None:
+    """Refuse calibration data in which every input holds one value everywhere (all zeros, say).
+
+    int8 ranges calibrated on it would mean nothing. One constant input beside
+    varying ones (a recurrent state fed as zeros) is fine.
+    """
+    constant = [spec.name for array, spec in zip(dataset.inputs, signature.inputs)
+                if array.size and np.issubdtype(array.dtype, np.number) and array.min() == array.max()]
+    if constant and len(constant) == len(dataset.inputs):
+        value = dataset.inputs[0].flat[0].item()
+        raise DataError(f"calibration data is constant (every value of {', '.join(constant)} is {value!r}); "
+                        "int8 ranges calibrated on it would be meaningless", path=dataset.path,
+                        fix="Calibrate on real, representative samples")
 
 
 def _check_labels(labels: np.ndarray, count: int, num_classes: int | None, path: Path) -> np.ndarray:

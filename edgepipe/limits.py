@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import signal
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -110,6 +111,14 @@ def check_data_total(nbytes: int, path: Path) -> None:
                             path=path, fix="Use fewer samples, or raise limits.max_data_mb in the config")
 
 
+class _Deadline(BaseException):
+    """Raised by the alarm; a BaseException so no ``except Exception`` inside a stage can swallow it."""
+
+    def __init__(self, stage: str):
+        super().__init__(stage)
+        self.stage = stage
+
+
 @contextmanager
 def stage_deadline(stage: str, seconds: float | None) -> Iterator[None]:
     """Raise :class:`LimitExceeded` in the body when it runs longer than ``seconds`` (wall time).
@@ -121,15 +130,29 @@ def stage_deadline(stage: str, seconds: float | None) -> Iterator[None]:
         yield
         return
 
-    def _expired(signum: int, frame: object) -> None:
-        raise LimitExceeded(f"stage '{stage}' ran longer than limits.stage_timeout_s = {seconds:g} s; "
-                            "nothing was written",
-                            fix="Raise limits.stage_timeout_s in the config, or build a smaller model")
+    fired: list[str] = []
 
+    def _expired(signum: int, frame: object) -> None:
+        fired.append(stage)
+        raise _Deadline(stage)
+
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)  # a stage inside a stage keeps the outer deadline
+    start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, _expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer > 0 else seconds)
     try:
         yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        if not fired:
+            raise
+        # Whatever came out after the alarm is the alarm: C extensions re-raise it as their own errors.
+        raise LimitExceeded(f"stage '{fired[0]}' ran longer than limits.stage_timeout_s = {seconds:g} s; "
+                            "nothing was written",
+                            fix="Raise limits.stage_timeout_s in the config, or build a smaller model") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))

@@ -28,7 +28,7 @@ from edgepipe.errors import UserError
 #: ``errno`` values that mean the output cannot be written for a reason outside edgepipe.
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
-_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}  # SIGALRM: the stage timeout
 
 
 def _missing_parents(path: Path) -> list[Path]:
@@ -61,7 +61,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold off SIGINT/SIGTERM for the body (cleanup must not be cut short); they arrive right after."""
+    """Hold off SIGINT/SIGTERM (and the stage timeout) for the body: cleanup must not be cut short."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -81,6 +81,7 @@ def write_error(exc: BaseException, final: Path) -> UserError | None:
     if exc.errno in READ_ONLY and not inside:  # e.g. an unreadable input: not about the output folder
         return None
     where = f" (writing {Path(os.fsdecode(exc.filename)).name})" if isinstance(exc.filename, str | bytes) else ""
+    final = final.parent if final.name.startswith(".") else final  # name the output, not a hidden scratch folder
     if exc.errno in DISK_FULL:
         return UserError(f"no space left on the device{where}; nothing was written", path=final,
                          fix="Free disk space or choose another --output folder")

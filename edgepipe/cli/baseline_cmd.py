@@ -27,13 +27,14 @@ def update(
 @baseline_app.command("show")
 def show(baseline: Path = typer.Argument(Path("baseline.json"), help="Baseline file.")) -> None:
     """One line per target in the baseline: verdict, int8 accuracy, model hash."""
-    from edgepipe.gate import load_reports
+    from edgepipe.gate import load_baseline
     from edgepipe.report import extract
 
-    for name, report in load_reports(baseline).items():
+    for name, report in load_baseline(baseline).items():
         accuracy = extract.best_int8_accuracy(report)
         shown = "–" if accuracy is None else f"{100 * accuracy:.2f}%"
-        typer.echo(f"{name:<16} {report.verdict:<4} int8 {shown:<7} model {report.model.sha256[:12]}")
+        sha = str((report.get("model") or {}).get("sha256", ""))[:12]
+        typer.echo(f"{name:<16} {report.get('verdict', '?'):<4} int8 {shown:<7} model {sha}")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from edgepipe.cli.options import CalibOpt
+
+if TYPE_CHECKING:
+    from edgepipe.bench.measure import BenchSettings
+    from edgepipe.perf.report import Int8Form, PerformanceReport
 
 _SUFFIX = {"onnxruntime": ".onnx", "litert": ".tflite"}
 
@@ -97,7 +102,8 @@ def bench(
     typer.echo(report.model_dump_json(indent=2) if as_json else render_text(report))
 
 
-def _int8_forms(paths: list[Path], settings: object, scratch: Path, calib: Path | None) -> tuple[list, str | None]:
+def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
+                calib: Path | None) -> tuple[list[Int8Form], str | None]:
     import numpy as np
 
     from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
@@ -118,10 +124,10 @@ def _int8_forms(paths: list[Path], settings: object, scratch: Path, calib: Path 
         samples = [[rng.random(tuple(d or 1 for d in s.shape)).astype(np.float32) for s in signature.inputs]
                    for _ in range(16)]
     qop = make_qoperator(float_onnx, scratch / QOPERATOR_NAME, samples)
-    return compare_int8_forms({p.name: p for p in [*paths, qop]}, settings)  # type: ignore[arg-type]
+    return compare_int8_forms({p.name: p for p in [*paths, qop]}, settings)
 
 
-def _estimate(target: str, power_mode: str | None, paths: list[Path]):  # noqa: ANN202 - lazy import of the type
+def _estimate(target: str, power_mode: str | None, paths: list[Path]) -> PerformanceReport:
     from edgepipe.errors import ModelLoadError
     from edgepipe.perf.predict import pick_artifact, predict
     from edgepipe.targets import load_profile

@@ -105,9 +105,9 @@ def build(
     cfg = load_config(config, overrides)
     baseline_reports = None
     if baseline is not None:
-        from edgepipe.gate import load_reports
+        from edgepipe.gate import load_baseline
 
-        baseline_reports = load_reports(baseline)  # read first: a bad baseline fails before a long build
+        baseline_reports = load_baseline(baseline)  # read first: a bad baseline fails before a long build
     from edgepipe.limits import use_limits
 
     with use_limits(cfg.limits.to_limits()), stage_progress(quiet or json_out) as listener:

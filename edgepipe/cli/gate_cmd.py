@@ -74,11 +74,11 @@ def gate(
     """
     from edgepipe.config import load_config
     from edgepipe.errors import GateFailed
-    from edgepipe.gate import compare, load_reports, render_diff_text
+    from edgepipe.gate import compare, load_baseline, load_reports, render_diff_text
 
     tolerances = load_config(config).gate
     current = load_reports(report)
-    result = compare(current, load_reports(baseline), tolerances)
+    result = compare(current, load_baseline(baseline), tolerances)
     publish(current, tolerances, gate=result, junit=junit, markdown=[])
     if json_out:
         typer.echo(json.dumps(gate_document(result), indent=2, ensure_ascii=False))

@@ -8,15 +8,18 @@ subject regressed, from what to what, and the tolerance it broke.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from edgepipe.config import GateConfig
-from edgepipe.gate.baseline import load_reports, write_baseline
+from edgepipe.gate.baseline import load_baseline, load_reports, write_baseline
 from edgepipe.gate.checks import CHECKS, Finding
 from edgepipe.gate.diff import render_diff_markdown, render_diff_text
-from edgepipe.report.schema import BuildReport
+from edgepipe.report.extract import as_dict
 
-__all__ = ["GateResult", "compare", "load_reports", "render_diff_markdown", "render_diff_text", "write_baseline"]
+__all__ = ["GateResult", "compare", "load_baseline", "load_reports", "render_diff_markdown", "render_diff_text",
+           "write_baseline"]
 
 
 @dataclass
@@ -39,16 +42,17 @@ class GateResult:
         return [f for f in self.findings if f.target == target and f.check == check]
 
 
-def compare(current: dict[str, BuildReport], baseline: dict[str, BuildReport], tolerances: GateConfig) -> GateResult:
-    """Compare each target of ``current`` with the same target of ``baseline`` (targets only in the baseline
-    are not compared: a CI matrix job builds one target against a baseline of all of them)."""
+def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], tolerances: GateConfig) -> GateResult:
+    """Compare each target of ``current`` with the same target of ``baseline`` (reports as ``BuildReport`` or
+    plain dicts; targets only in the baseline are not compared: a CI matrix job builds one target against a
+    baseline of all of them)."""
     result = GateResult()
     for name, report in current.items():
         if name not in baseline:
             result.without_baseline.append(name)
             continue
         result.compared.append(name)
-        old, new = baseline[name].model_dump(mode="json"), report.model_dump(mode="json")
+        old, new = as_dict(baseline[name]), as_dict(report)
         for _, check in CHECKS:
             result.findings.extend(check(old, new, tolerances))
     return result

@@ -63,6 +63,9 @@ def _tensors(model: Any) -> Iterator[Any]:
 def check_opsets(model: Any, path: Path) -> None:
     """Every imported operator set must be one ONNX Runtime supports, at a version it supports."""
     for opset in model.opset_import:
+        if opset.version < 1:
+            raise ModelLoadError(f"opset {opset.version} of domain '{opset.domain or 'ai.onnx'}' is not a valid "
+                                 "version", path=path, fix=_EXPORT_FIX)
         newest = SUPPORTED_OPSETS.get(opset.domain)
         if newest is not None and opset.version > newest:
             domain = opset.domain or "ai.onnx"
@@ -136,3 +139,23 @@ def read_onnx(path: Path) -> Any:
         raise ModelLoadError(f"cannot read the external data ({_first_line(exc)})", path=path,
                              fix=_EXPORT_FIX) from None
     return model
+
+
+def _runtime_reason(exc: BaseException) -> str:
+    """ONNX Runtime's message without its ``[ONNXRuntimeError] : 1 : FAIL :`` prefix and C++ source paths."""
+    text = _first_line(exc).split(" : FAIL : ")[-1]
+    return text.split("] ")[-1] if text.startswith("/onnxruntime_src") else text
+
+
+def check_opens_in_onnxruntime(model: Any, path: Path) -> None:
+    """The build evaluates the model with ONNX Runtime: one it cannot open is the model's fault, not edgepipe's."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()  # the runner's settings: graph optimizations on (they can expose errors)
+    options.log_severity_level = 4
+    try:
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - whatever ONNX Runtime refuses is a user error here
+        raise ModelLoadError(f"ONNX Runtime cannot load the model ({_runtime_reason(exc)})", path=path,
+                             fix="Export the model again with a standard exporter; check it with "
+                                 "onnx.checker.check_model(full_check=True)") from None

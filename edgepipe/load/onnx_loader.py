@@ -42,6 +42,9 @@ def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[
     from edgepipe.load.onnx_shapes import fix_input_shapes
 
     fix_input_shapes(model, input_shapes or {}, path)
+    from edgepipe.load.onnx_checks import check_opens_in_onnxruntime
+
+    check_opens_in_onnxruntime(model, path)  # else the build's first ONNX Runtime session fails with exit 3
     initializers = {init.name for init in model.graph.initializer}
     signature = Signature(inputs=_specs(model.graph.input, initializers),
                           outputs=_specs(model.graph.output, set()))

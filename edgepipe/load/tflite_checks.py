@@ -74,3 +74,14 @@ def check_tflite(content: bytes, path: Path) -> None:
     except (_Corrupt, struct.error, IndexError, ValueError, TypeError, AttributeError, OverflowError) as exc:
         raise ModelLoadError(f"corrupt TFLite flatbuffer ({str(exc) or type(exc).__name__})", path=path,
                              fix=_FIX) from None
+
+
+def check_allocates(content: bytes, path: Path) -> None:
+    """The build runs the model in LiteRT: one whose tensors it cannot prepare is the model's fault."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    try:
+        Interpreter(model_content=content).allocate_tensors()
+    except (RuntimeError, ValueError) as exc:
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise ModelLoadError(f"LiteRT cannot prepare the model ({reason})", path=path, fix=_FIX) from None

@@ -29,4 +29,7 @@ def load(path: Path) -> tuple[bytes, Signature]:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelLoadError(f"cannot read TFLite model ({reason})", path=path,
                              fix="Convert the model again; check the file is complete") from None
+    from edgepipe.load.tflite_checks import check_allocates
+
+    check_allocates(content, path)  # else the build's first LiteRT runner fails with exit 3
     return content, signature

@@ -7,8 +7,7 @@ from edgepipe.perf.report import PerformanceReport
 
 def render_performance_markdown(report: PerformanceReport) -> list[str]:
     """Markdown lines: modes table, Vela comparison, int8 forms, notes."""
-    source = {"measured": "measured on this host", "vela": "Vela's estimate",
-              "cost-model": "edgepipe cost model"}[report.estimator]
+    source = {"vela": "Vela's estimate", "cost-model": "edgepipe cost model"}[report.estimator]
     lines = [f"## Performance on {report.target} ({source}; error: {report.error})", "",
              f"Artifact: `{report.artifact}`", "",
              "| power mode | clock (MHz) | latency (ms) | energy / inference (mJ) | inferences / J | "
@@ -17,7 +16,7 @@ def render_performance_markdown(report: PerformanceReport) -> list[str]:
         marker = " (default)" if mode.mode == report.default_mode else ""
         lines.append(f"| {mode.mode}{marker} | {mode.clock_mhz:g} | {mode.latency_ms:.4g} | {mode.energy_mj:.4g} | "
                      f"{mode.inferences_per_j:,.0f} | {mode.sustained_ips:,.0f} |")
-    if report.delegate is not None and report.estimator != "measured":
+    if report.delegate is not None:
         d = report.delegate
         lines += ["", f"Emulated delegate: accelerator {d.accelerator_ms:.4g} ms, CPU fallback {d.cpu_ms:.4g} ms "
                       f"({d.cpu_ops} ops), transfers {d.transfer_ms:.4g} ms ({len(d.transfers)})."]

@@ -93,7 +93,7 @@ class PerformanceReport(_Record):
 
     target: str
     artifact: str = Field(description="The artifact the estimate is for.")
-    estimator: Literal["cost-model", "vela", "measured"]
+    estimator: Literal["cost-model", "vela"]
     default_mode: str
     modes: list[ModeEstimate]
     error: str = Field(description="'±X%, measured on N models' for this profile's estimates, or 'unvalidated'.")

@@ -23,7 +23,7 @@ from edgepipe.export.tf_function import TFGraph
 from edgepipe.load import SourceModel
 from edgepipe.quantize.metrics import sqnr_db
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
-from edgepipe.quantize.report import LayerSensitivity, QuantizationReport, StepName, StepOutcome
+from edgepipe.quantize.report import LayerSensitivity, QuantizationReport, StepName, StepOutcome, worst_layers
 
 log = logging.getLogger(__name__)
 
@@ -151,9 +151,7 @@ def _final(results: list[StepResult]) -> StepResult | None:
 
 
 def _still_sensitive(sensitivity: list[LayerSensitivity], count: int = 5) -> list[str]:
-    report = QuantizationReport(threshold_points=0, met=False, final_step=None, allowed_precisions=[], steps=[],
-                                sensitivity=sensitivity)
-    return [f"{row.format}:{row.layer}" for row in report.worst_layers(count)]
+    return [f"{row.format}:{row.layer}" for row in worst_layers(sensitivity, count)]
 
 
 def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationReport]:

@@ -86,9 +86,14 @@ class QuantizationReport(_Record):
                                        description="When no step met the threshold: the most sensitive layers.")
 
     def worst_layers(self, count: int = 10) -> list[LayerSensitivity]:
-        """The ``count`` layers with the lowest isolated (else accumulated) SQNR, all formats."""
-        def key(row: LayerSensitivity) -> float:
-            value = row.isolated_sqnr_db if row.isolated_sqnr_db is not None else row.accumulated_sqnr_db
-            return float("inf") if value is None else value
+        """The ``count`` most sensitive layers of all formats (see :func:`worst_layers`)."""
+        return worst_layers(self.sensitivity, count)
 
-        return sorted(self.sensitivity, key=key)[:count]
+
+def worst_layers(rows: list[LayerSensitivity], count: int = 10) -> list[LayerSensitivity]:
+    """The ``count`` rows with the lowest isolated (else accumulated) SQNR."""
+    def key(row: LayerSensitivity) -> float:
+        value = row.isolated_sqnr_db if row.isolated_sqnr_db is not None else row.accumulated_sqnr_db
+        return float("inf") if value is None else value
+
+    return sorted(rows, key=key)[:count]

@@ -8,6 +8,7 @@ dict (``BuildReport.model_dump()``), so a section's exact model is not needed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 #: Keys that name where an op runs, in the order they are tried.
@@ -103,25 +104,55 @@ def best_int8_accuracy(report: Any) -> float | None:
     return max(int8.values()) if int8 else accuracy.get("float")
 
 
-def layer_sensitivity(report: Any) -> dict[str, float] | None:
-    """``layer → sensitivity`` from the ``quantization`` section (e.g. the error each layer adds), if present."""
+@dataclass(frozen=True)
+class LayerScores:
+    """One number per quantized layer and what it means (``label`` names the unit and its direction)."""
+
+    values: dict[str, float]
+    label: str
+    higher_is_worse: bool
+
+
+def _short(layer: str, limit: int = 40) -> str:
+    """A layer name short enough for a plot axis: TFLite's fused names keep their last part."""
+    name = layer.split(";")[-1]
+    return name if len(name) <= limit else "…" + name[-(limit - 1):]
+
+
+def _from_records(records: list[Any]) -> LayerScores | None:
+    sqnr = {f"{r.get('format', '')} {_short(r['layer'])}".strip(): float(r["isolated_sqnr_db"]) for r in records
+            if isinstance(r, dict) and isinstance(r.get("layer"), str)
+            and isinstance(r.get("isolated_sqnr_db"), int | float)}
+    if sqnr:
+        return LayerScores(sqnr, "SQNR with only this layer quantized (dB); lower = more sensitive", False)
+    found = {}
+    for item in records:
+        if not isinstance(item, dict):
+            continue
+        name = next((item[k] for k in ("layer", "name", "op") if isinstance(item.get(k), str)), None)
+        score = next((item[k] for k in ("sensitivity", "error", "mse", "score", "drop_points")
+                      if isinstance(item.get(k), int | float)), None)
+        if name is not None and score is not None:
+            found[_short(name)] = float(score)
+    return LayerScores(found, "sensitivity; higher = more sensitive", True) if found else None
+
+
+def layer_sensitivity(report: Any) -> LayerScores | None:
+    """Per-layer sensitivity from the ``quantization`` section, when the build recorded one.
+
+    Read: the ladder's per-layer SQNR (``sensitivity`` records with ``isolated_sqnr_db``), or
+    any ``layer → score`` mapping or list of ``{layer, score}`` records under a sensitivity key.
+    """
     section = as_dict(report).get("quantization")
     if not isinstance(section, dict):
         return None
     for key in ("sensitivity", "layer_sensitivity", "per_layer", "layers"):
         value = section.get(key)
         if isinstance(value, dict) and value and all(isinstance(v, int | float) for v in value.values()):
-            return {str(k): float(v) for k, v in value.items()}
+            return LayerScores({_short(str(k)): float(v) for k, v in value.items()},
+                               "sensitivity; higher = more sensitive", True)
         if isinstance(value, list) and value:
-            found = {}
-            for item in value:
-                if not isinstance(item, dict):
-                    continue
-                name = next((item[k] for k in ("layer", "name", "op") if isinstance(item.get(k), str)), None)
-                score = next((item[k] for k in ("sensitivity", "error", "mse", "score", "drop_points")
-                              if isinstance(item.get(k), int | float)), None)
-                if name is not None and score is not None:
-                    found[name] = float(score)
-            if found:
-                return found
+            scores = _from_records(value)
+            if scores is not None:
+                return scores
     return None

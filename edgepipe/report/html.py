@@ -36,7 +36,7 @@ def _pct(value: float | None) -> str:
 
 
 def _verdict(verdict: str) -> str:
-    return f'<span class="{escape(verdict)}">{"✅" if verdict == "pass" else "❌"} {escape(verdict)}</span>'
+    return f'<span class="{escape(verdict)}">{"✓" if verdict == "pass" else "✗"} {escape(verdict)}</span>'
 
 
 def _summary(reports: list[BuildReport]) -> str:
@@ -67,9 +67,25 @@ def _pareto(reports: list[BuildReport]) -> str:
             f"median of the int8 TFLite model.</p>")
 
 
+#: Layers shown per sensitivity plot: the most sensitive ones.
+SENSITIVITY_LAYERS = 20
+
+
 def _sensitivity(reports: list[BuildReport]) -> str:
-    parts = [f"<figure>{plots.sensitivity_svg(r.target, scores)}</figure>"
-             for r in reports if (scores := extract.layer_sensitivity(r))]
+    """One plot per distinct sensitivity: targets quantized alike share one, named in its title."""
+    groups: dict[tuple, tuple[extract.LayerScores, list[str]]] = {}
+    for report in reports:
+        scores = extract.layer_sensitivity(report)
+        if scores is not None:
+            key = (scores.label, tuple(sorted(scores.values.items())))
+            groups.setdefault(key, (scores, []))[1].append(report.target)
+    parts = []
+    for scores, targets in groups.values():
+        ranked = sorted(scores.values.items(), key=lambda kv: kv[1], reverse=scores.higher_is_worse)
+        shown = dict(ranked[:SENSITIVITY_LAYERS])
+        title = f"{len(shown)} most sensitive layers — {', '.join(targets)}"
+        parts.append(f"<figure>{plots.sensitivity_svg('', shown, scores.label)}"
+                     f"<figcaption>{escape(title)}</figcaption></figure>")
     return "".join(parts) or ('<p class="note">No per-layer sensitivity in these reports: the quantization stage '
                               "did not record one.</p>")
 

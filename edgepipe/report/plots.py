@@ -49,7 +49,12 @@ def pareto_svg(points: list[TargetPoint]) -> str:
     axes = figure.add_subplot()
     energies = [p.energy_mj for p in points]
     have_energy = all(e is not None for e in energies)
-    colour = {"c": energies, "cmap": "viridis"} if have_energy else {"color": "tab:blue"}
+    colour: dict[str, object] = {"color": "tab:blue"}
+    if have_energy:
+        from matplotlib.colors import LogNorm
+
+        wide = min(energies) > 0 and max(energies) > 20 * min(energies)
+        colour = {"c": energies, "cmap": "viridis", **({"norm": LogNorm()} if wide else {})}
     scatter = axes.scatter([p.latency_ms for p in points], [p.accuracy_pct for p in points], s=90,
                            edgecolors="black", zorder=3, **colour)
     for point in points:
@@ -60,6 +65,9 @@ def pareto_svg(points: list[TargetPoint]) -> str:
               linewidth=1.5, label="Pareto front", zorder=2)
     if have_energy:
         figure.colorbar(scatter, ax=axes, label="energy per inference (mJ)")
+    latencies = [p.latency_ms for p in points]
+    if min(latencies) > 0 and max(latencies) > 20 * min(latencies):
+        axes.set_xscale("log")
     axes.set_xlabel("latency (ms)")
     axes.set_ylabel("int8 accuracy (%)")
     axes.grid(True, alpha=0.3)
@@ -67,15 +75,16 @@ def pareto_svg(points: list[TargetPoint]) -> str:
     return _svg(figure)
 
 
-def sensitivity_svg(target: str, scores: dict[str, float]) -> str:
-    """One bar per layer: how much quantizing it alone costs (the unit the quantization stage reports)."""
+def sensitivity_svg(title: str, scores: dict[str, float], label: str) -> str:
+    """One bar per layer, most sensitive first; ``label`` names the unit (the quantization stage's)."""
     names = list(scores)
     figure = _figure(6.4, max(2.0, 0.3 * len(names) + 1.0))
     axes = figure.add_subplot()
     axes.barh(names, [scores[n] for n in names], color="tab:orange")
     axes.invert_yaxis()
-    axes.set_xlabel("sensitivity")
-    axes.set_title(f"per-layer quantization sensitivity on {target}", fontsize=10)
+    axes.set_xlabel(label)
+    if title:
+        axes.set_title(title, fontsize=10)
     axes.tick_params(axis="y", labelsize=7)
     return _svg(figure)
 
@@ -91,5 +100,5 @@ def placement_svg(counts: dict[str, tuple[int, int]]) -> str:
     axes.barh(targets, cpu, left=accelerator, color="tab:gray", label="CPU fallback")
     axes.invert_yaxis()
     axes.set_xlabel("ops")
-    axes.legend(loc="lower right", fontsize=8)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return _svg(figure)

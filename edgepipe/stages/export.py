@@ -43,10 +43,14 @@ def export_stage(inputs: BuildInputs, folder: Path, scratch: Path, stages: Stage
 def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages: StageLog) -> list[Artifact]:
     import onnx
 
+    from edgepipe.export.onnx_constants import constants_to_initializers
     from edgepipe.load.onnx_shapes import dynamic_inputs
 
     onnx_path = folder / "model.onnx"
-    onnx.save(inputs.model.handle, str(onnx_path))  # the loaded model: dynamic input dims already fixed
+    model = onnx.ModelProto()
+    model.CopyFrom(inputs.model.handle)  # the loaded model: dynamic input dims already fixed
+    constants_to_initializers(model)
+    onnx.save(model, str(onnx_path))
     artifacts = [Artifact(onnx_path, "onnx", "fp32")]
     dynamic = dynamic_inputs(inputs.model.handle)
     if dynamic:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgepipe.config import BuildConfig
-from edgepipe.data import Dataset, load_dataset
+from edgepipe.data import Dataset, check_calibration_varies, load_dataset
 from edgepipe.load import SourceModel, load_model
 from edgepipe.output import check_writable
 from edgepipe.stage_log import StageLog
@@ -36,6 +36,7 @@ def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
     if config.data.calibration is not None:
         calibration = load_dataset(config.data.calibration, model.signature, role="calibration",
                                    preprocess=config.preprocess)
+        check_calibration_varies(calibration, model.signature)
     if config.data.evaluation is not None:
         # Labels are optional: without them the evaluation is label-free (edgepipe.metrics).
         evaluation = load_dataset(config.data.evaluation, model.signature, role="evaluation",

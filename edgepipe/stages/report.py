@@ -24,7 +24,7 @@ def _label_free_verdict(accuracy: AccuracyInfo) -> tuple[str, str]:
     if label_free.failures:
         return "fail", "label-free check failed (" + "; ".join(label_free.failures[:3]) + ")"
     worst = min((o.cosine for c in label_free.comparisons for o in c.outputs), default=1.0)
-    return "pass", f"label-free: lowest output cosine {worst:.4f} ≥ {label_free.thresholds.get('min_cosine')}"
+    return "pass", f"label-free: every threshold met (lowest output cosine {worst:.4f})"
 
 
 def _verdict(accuracy: AccuracyInfo | None) -> tuple[str, str]:

@@ -17,19 +17,21 @@ def test_bench_json_fp32_and_int8_side_by_side(reference_build, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     artifacts = {a["artifact"]: a for a in report["artifacts"]}
-    assert set(artifacts) == {"model.onnx", "model_int8.onnx", "model.tflite", "model_int8.tflite"}
+    # the build also keeps model_int8_qoperator.onnx when that form was the fastest on this host
+    assert set(artifacts) - {"model_int8_qoperator.onnx"} == {"model.onnx", "model_int8.onnx", "model.tflite",
+                                                             "model_int8.tflite"}
     for timing in artifacts.values():
         assert set(timing["stats"]) == STAT_KEYS
         assert 8 <= timing["stats"]["samples"] <= 40
         assert timing["init_ms"] > 0 and timing["first_inference_ms"] > 0
-    assert {(r["runtime"], r["int8"], r["fp32"]) for r in report["ratios"]} == {
+    assert {(r["runtime"], r["int8"], r["fp32"]) for r in report["ratios"]} >= {
         ("onnxruntime", "model_int8.onnx", "model.onnx"), ("litert", "model_int8.tflite", "model.tflite")}
     ratio = next(r for r in report["ratios"] if r["runtime"] == "litert")
     assert ratio["p50_ratio"] == (artifacts["model_int8.tflite"]["stats"]["p50_ms"]
                                   / artifacts["model.tflite"]["stats"]["p50_ms"])
     assert report["headline"] == {name: a["stats"]["p90_ms"] for name, a in artifacts.items()}
     assert report["peak_rss_bytes"] > 0 and report["host"]["logical_cpus"] >= 1
-    assert [c["concurrency"] for c in report["concurrent"]] == [2] * 4
+    assert [c["concurrency"] for c in report["concurrent"]] == [2] * len(artifacts)
     estimate = report["estimate"]
     assert estimate["target"] == "ethos-u55" and estimate["default_mode"] == "low_power"
     assert estimate["vela"]["ratio"] > 0 and estimate["error"] == "unvalidated"

@@ -9,8 +9,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.ci.conftest import Build
+
+pytestmark = pytest.mark.slow
 
 SECTIONS = ("summary", "pareto", "sensitivity", "placement", "targets")
 

@@ -13,7 +13,7 @@ import pytest
 from edgepipe.cache import BuildCache, CacheKey, cache_folder, digest_of, key_parts, target_keys
 from edgepipe.config import BuildConfig, CacheConfig, load_config
 from edgepipe.targets import load_profile
-from tests.ci.conftest import Build
+from tests.ci.conftest import Build, edgepipe
 
 HEAVY = ("tensorflow", "keras", "tf2onnx", "onnxruntime", "ai_edge_litert", "matplotlib")
 
@@ -133,3 +133,18 @@ def test_no_cache_builds_everything(all_targets_build: Build) -> None:
     summary = json.loads((all_targets_build.root / "summary.json").read_text())
     assert not any(t["cached"] for t in summary["targets"])
     assert not (all_targets_build.cwd / "cache").exists(), "--no-cache must not fill the cache"
+
+
+def test_partly_cached_build_restores_some_targets_and_builds_the_rest(first_build: Build, cached_build: Build,
+                                                                       tmp_path: Path) -> None:
+    assert cached_build.proc.returncode == 0
+    env = {"EDGEPIPE_CACHE_DIR": first_build.env["EDGEPIPE_CACHE_DIR"]}
+    proc = edgepipe("build", "--quiet", "--json", "--target", "ethos-u55", "--target", "host-cpu", cwd=tmp_path,
+                    env=env)
+    assert proc.returncode in (0, 2), proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)["summary"]
+    assert [(t["target"], t["cached"]) for t in summary["targets"]] == [("ethos-u55", False), ("host-cpu", True)]
+    root = tmp_path / "build" / "digits_cnn"
+    for name, data in (cached_build.before or {}).items():
+        assert (root / "host-cpu" / name).read_bytes() == data, name
+    assert (root / "ethos-u55" / "report.json").is_file() and (root / "report.html").is_file()

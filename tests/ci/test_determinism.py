@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.ci.conftest import Build
+
+pytestmark = pytest.mark.slow
 
 ARTIFACTS = ("model.onnx", "model.tflite", "model_int8.onnx", "model_int8.tflite")
 #: Report fields that are measurements of this run (wall times, host latency) or of the stages it ran.
@@ -26,7 +30,10 @@ def test_two_clean_builds_give_byte_identical_artifacts(first_build: Build, all_
     assert all_targets_build.proc.returncode in (0, 2), all_targets_build.proc.stderr[-3000:]
     one, two = first_build.root / "host-cpu", all_targets_build.root / "host-cpu"
     assert one != two
-    for artifact in ARTIFACTS:
+    models = sorted(p.name for p in one.iterdir() if p.suffix in (".onnx", ".tflite"))
+    assert set(ARTIFACTS) <= set(models)
+    assert models == sorted(p.name for p in two.iterdir() if p.suffix in (".onnx", ".tflite"))
+    for artifact in models:
         assert (one / artifact).read_bytes() == (two / artifact).read_bytes(), artifact
 
 

@@ -164,3 +164,17 @@ def test_gate_command_catches_the_damaged_build(damaged_build: Build, baseline_f
     assert document["passed"] is False and document["compared"] == ["host-cpu"]
     regressed = {(f["check"], f["subject"]) for f in document["findings"] if f["regression"]}
     assert {("accuracy", "float"), ("accuracy", "int8 onnx"), ("accuracy", "int8 tflite")} <= regressed
+
+
+def test_baseline_from_an_older_edgepipe_still_gates(first_build: Build, report: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    old = copy.deepcopy(report) | {"performance": {"estimator": "a model this edgepipe no longer knows"},
+                                   "retired_section": {"x": 1}}
+    path = tmp_path / "old_baseline.json"
+    path.write_text(json.dumps({"baseline_version": "1", "reports": {"host-cpu": old}}), encoding="utf-8")
+    proc = edgepipe("gate", str(first_build.root), "--baseline", str(path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    newer = copy.deepcopy(old) | {"schema_version": "2.0"}
+    path.write_text(json.dumps({"baseline_version": "1", "reports": {"host-cpu": newer}}), encoding="utf-8")
+    proc = edgepipe("gate", str(first_build.root), "--baseline", str(path), cwd=tmp_path)
+    assert proc.returncode == 1 and "report schema 2.0" in proc.stderr

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from edgepipe.config import BuildConfig
 from edgepipe.pipeline import quantization_groups
 from edgepipe.targets import available_targets, load_profile
 from tests.ci.conftest import Build, edgepipe
+
+pytestmark = pytest.mark.slow
 
 
 def test_all_targets_writes_one_report_per_target_and_a_summary(all_targets_build: Build) -> None:

@@ -82,6 +82,7 @@ def test_report_json_validates_against_the_published_schema(first_build: Build) 
     assert proc.returncode == 0
     schema = json.loads(proc.stdout)
     assert schema["$id"] == "urn:edgepipe:report:1.0" and "verdict" in schema["properties"]
+    jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     validator.validate(json.loads((first_build.root / "host-cpu" / "report.json").read_text()))
     assert list(validator.iter_errors({"target": "x"})), "an incomplete report must not validate"
@@ -134,7 +135,10 @@ def test_html_has_every_plot_and_no_network(first_build: Build) -> None:
     page = render_html(reports)
     for section in ("summary", "pareto", "sensitivity", "placement", "targets"):
         assert f'<section id="{section}">' in page
-    assert page.count("<svg") == 1 + 3 + 1, "Pareto, one sensitivity plot per target, placement"
+    assert page.count("<svg") == 1 + 1 + 1, "Pareto, one sensitivity plot (the targets share it), placement"
+    assert "<figcaption>3 most sensitive layers — fast-npu, slow-npu, mid-npu</figcaption>" in page
+    sensitivity = re.search(r'<section id="sensitivity">(.*?)</section>', page, re.S)
+    assert sensitivity is not None and sensitivity.group(1).count("<svg") == 1
     assert "Pareto front (no other target is both faster and more accurate): fast-npu." in page
     assert "slow-npu: op0, op1" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:|@import|url\(\s*["']?https?:""", page)
@@ -155,3 +159,23 @@ def test_html_of_a_real_build_uses_what_the_report_has(first_build: Build) -> No
         assert "no support check ran" in sections["placement"]
     else:
         assert "<svg" in sections["placement"]
+
+
+def test_sensitivity_reads_the_ladders_per_layer_sqnr() -> None:
+    records = [{"format": "onnx", "layer": "Conv__13", "op": "Conv", "isolated_sqnr_db": 40.5},
+               {"format": "tflite", "layer": "a;b;model/logits/MatMul", "op": "FC", "isolated_sqnr_db": 22.0}]
+    scores = extract.layer_sensitivity({"quantization": {"sensitivity": records}})
+    assert scores is not None and not scores.higher_is_worse and "dB" in scores.label
+    assert scores.values == {"onnx Conv__13": 40.5, "tflite model/logits/MatMul": 22.0}
+    assert extract.layer_sensitivity({"quantization": {"sensitivity": []}}) is None
+    assert extract.layer_sensitivity({}) is None
+
+
+def test_placement_reads_support_records_or_the_delegate_estimate() -> None:
+    support = {"support": {"node_verdicts": [{"name": "conv", "placement": "accelerator"},
+                                             {"name": "softmax", "placement": "cpu"}]}}
+    assert extract.placements(support) == {"conv": "accelerator", "softmax": "cpu"}
+    delegate = {"performance": {"delegate": {"ops": [{"name": "conv", "unit": "accelerator"},
+                                                     {"name": "pad", "unit": "cpu"}]}}}
+    assert extract.placements(delegate) == {"conv": "accelerator", "pad": "cpu"}
+    assert extract.placements({"support": None}) is None

@@ -34,8 +34,8 @@ def test_export_then_build_tflite_input(tiny: dict[str, Path], tmp_path: Path,
     printed = capsys.readouterr().out.split()
     assert sorted(Path(p).name for p in printed) == ["model.onnx", "model.tflite"]
     tflite = tmp_path / "exp" / "model.tflite"
-    code = main(["build", "-q", "--no-cache", "--model", str(tflite), "--calib", str(tiny["calib"]), "--eval", str(tiny["eval"]),
-                 "--output", str(tmp_path / "out")])
+    code = main(["build", "-q", "--no-cache", "--model", str(tflite), "--calib", str(tiny["calib"]),
+                 "--eval", str(tiny["eval"]), "--output", str(tmp_path / "out")])
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "out" / "model" / "host-cpu" / "report.json").read_text())
     assert report["model"]["format"] == "tflite"

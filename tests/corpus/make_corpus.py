@@ -89,6 +89,11 @@ def write_onnx(folder: Path) -> None:
     onnx.save(_onnx_model(custom, [], extra_opsets={"com.acme.secret": 1}), folder / "onnx_unknown_domain.onnx")
     onnx.save(_onnx_model(relu, [], opset=29), folder / "onnx_opset_too_new.onnx")
     onnx.save(_onnx_model(relu, [], input_shape=[1, 1 << 20, 1 << 20, 4]), folder / "onnx_huge_input.onnx")
+    onnx.save(_onnx_model(relu, [], opset=0), folder / "onnx_opset_zero.onnx")  # found by fuzz_readers.py
+    short = numpy_helper.from_array(np.ones((1, 4), np.float32), "w")
+    short.raw_data = short.raw_data * 2  # 8 floats for a 1x4 tensor: the checker passes it, ONNX Runtime does not
+    onnx.save(_onnx_model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], [short]),
+              folder / "onnx_runtime_refuses.onnx")  # found by fuzz_readers.py
     (folder / "secret.bin").write_bytes(np.arange(4, dtype=np.float32).tobytes())
     add = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
     for name, location in (("parent", "../secret.bin"), ("absolute", "/etc/passwd"),
@@ -102,7 +107,6 @@ def write_onnx(folder: Path) -> None:
 
 def tiny_tflite() -> bytes:
     """A valid float TFLite flatbuffer built with the schema's object API: y = x + c, shape (1, 4)."""
-    import flatbuffers
     from ai_edge_litert import schema_py_generated as schema
 
     def tensor(name: str, buffer: int) -> Any:
@@ -123,9 +127,7 @@ def tiny_tflite() -> bytes:
     model = schema.ModelT()
     model.version, model.operatorCodes, model.subgraphs = 3, [code], [sub]
     model.buffers, model.description = [empty, const], "edgepipe corpus"
-    builder = flatbuffers.Builder(1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    return _pack(model)
 
 
 def write_tflite(folder: Path) -> None:
@@ -140,11 +142,22 @@ def write_tflite(folder: Path) -> None:
     (folder / "tflite_corrupt.tflite").write_bytes(bytes(corrupt))
     model = schema.ModelT.InitFromPackedBuf(good, 0)
     model.subgraphs[0].tensors[2].shape = [1, 1 << 20, 1 << 20, 4]
+    (folder / "tflite_huge_tensor.tflite").write_bytes(_pack(model))
+    model = schema.ModelT.InitFromPackedBuf(good, 0)  # found by fuzz_readers.py: int8 with an impossible zero point
+    for t in model.subgraphs[0].tensors:
+        t.type = schema.TensorType.INT8
+        t.quantization = schema.QuantizationParametersT()
+        t.quantization.scale, t.quantization.zeroPoint = [0.5], [300]
+    model.buffers[1].data = list(np.arange(4, dtype=np.int8).tobytes())
+    (folder / "tflite_bad_quantization.tflite").write_bytes(_pack(model))
+
+
+def _pack(model: Any) -> bytes:
     import flatbuffers
 
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    (folder / "tflite_huge_tensor.tflite").write_bytes(bytes(builder.Output()))
+    return bytes(builder.Output())
 
 
 def write_keras_lambda(path: Path) -> Path:
@@ -200,6 +213,15 @@ def write_data(folder: Path) -> None:
     savez(folder / "eval_labels_float.npz", x=good, labels=labels.astype(np.float32))
 
 
+FINDINGS = Path(__file__).resolve().parent / "findings"
+
+
+def write_findings(folder: Path) -> None:
+    """Fuzz findings kept verbatim (mutated real models, too tangled to rebuild by hand): see docs/RELIABILITY.md."""
+    for path in sorted(FINDINGS.iterdir()):
+        (folder / path.name).write_bytes(path.read_bytes())
+
+
 def write_configs(folder: Path) -> None:
     """Target profiles and build configs that are wrong."""
     targets = folder / "targets"
@@ -209,6 +231,7 @@ def write_configs(folder: Path) -> None:
     (targets / "loop-a.toml").write_text('inherit = "loop-b"\ndescription = "a"\ndevice_class = "cpu"\n')
     (targets / "loop-b.toml").write_text('inherit = "loop-a"\ndescription = "b"\ndevice_class = "cpu"\n')
     (folder / "config_malformed.toml").write_text('model = "model.onnx\n')
+    (folder / "config_newline_key.toml").write_text('"two\\nlines" = 1\n')  # found by tests/fuzz: a 2-line error
     (folder / "config_tiny_limit.toml").write_text('model = "model.onnx"\n[limits]\nmax_model_mb = 0.0001\n')
     (folder / "a_file").write_text("an output folder cannot live under a file\n")
     (folder / "config_timeout.toml").write_text(
@@ -234,20 +257,24 @@ def manifest() -> list[dict[str, Any]]:
                       f"onnx_{kind}.onnx") for kind, frag in (
         ("truncated", "not a valid ONNX model"), ("corrupt", "not a valid ONNX model"),
         ("unknown_domain", "unknown domain 'com.acme.secret'"), ("opset_too_new", "newer than ONNX Runtime"),
-        ("huge_input", "above the limit"))]
+        ("huge_input", "above the limit"), ("opset_zero", "not a valid version"),
+        ("runtime_refuses", "ONNX Runtime cannot load the model"))]
     entries += [_entry(f"onnx_external_{kind}", _build("--model", f"{{corpus}}/onnx_external_{kind}/model.onnx"),
                        [frag], f"onnx_external_{kind}/model.onnx") for kind, frag in (
         ("parent", "outside the model's folder"), ("absolute", "outside the model's folder"),
         ("symlink", "outside the model's folder"), ("missing", "is missing"))]
     entries += [_entry(f"tflite_{kind}", _build("--model", f"{{corpus}}/tflite_{kind}.tflite"), [frag],
                        f"tflite_{kind}.tflite") for kind, frag in (
-        ("truncated", "TFLite"), ("corrupt", "TFLite"), ("huge_tensor", "above the limit"))]
+        ("truncated", "TFLite"), ("corrupt", "TFLite"), ("huge_tensor", "above the limit"),
+        ("bad_quantization", "LiteRT cannot prepare the model"))]
+    entries.append(_entry("onnx_optimizer_refuses", _build("--model", "{corpus}/onnx_optimizer_refuses.onnx"),
+                          ["ONNX Runtime cannot load the model"], "onnx_optimizer_refuses.onnx"))
     entries.append(_entry("keras_lambda", _build("--model", "{corpus}/keras_lambda.keras"),
                           ["Lambda layer", "none of its code was run"], "keras_lambda.keras",
                           env={"EDGEPIPE_CORPUS_MARKER": "{tmp}/LAMBDA_CODE_RAN"}))
     calib = {"calib_object_npz": ("calib_object.npz", "pickled"), "calib_object_npy": ("calib_object.npy", "pickled"),
              "calib_nan": ("calib_nan.npz", "NaN or Inf"), "calib_inf": ("calib_inf.npz", "NaN or Inf"),
-             "calib_constant": ("calib_constant.npz", "is constant"),
+             "calib_constant": ("calib_constant.npz", "calibration data is constant"),
              "calib_empty_folder": ("calib_empty_folder", "folder"),
              "calib_shape": ("calib_shape.npz", "the model takes 2x6x6"),
              "calib_dtype": ("calib_dtype.npz", "expected numbers"),
@@ -270,12 +297,12 @@ def manifest() -> list[dict[str, Any]]:
                "targets/loop-a.toml", env=t),
         _entry("config_malformed", ["build", "-q", "--config", "{corpus}/config_malformed.toml"], ["not valid TOML"],
                "config_malformed.toml"),
+        _entry("config_newline_key", ["build", "-q", "--config", "{corpus}/config_newline_key.toml"],
+               ["unknown key 'two\\nlines'"], "config_newline_key.toml"),
         _entry("model_over_size_limit", ["build", "-q", "--output", "{out}", "--config",
                                          "{corpus}/config_tiny_limit.toml"], ["above the limit"], "model.onnx"),
         _entry("output_not_writable", ["build", "-q", "--model", m, "--calib", c, "--eval", e, "--output",
                                        "{corpus}/a_file/out"], ["not writable"], "a_file"),
-        _entry("stage_timeout", _build("--config", "{corpus}/config_timeout.toml"),
-               ["ran longer than", "Raise limits.stage_timeout_s"], "limits.stage_timeout_s"),
     ]
     return entries
 
@@ -289,6 +316,9 @@ def special_entries() -> list[dict[str, Any]]:
          "exit_code": 130, "fragments": ["interrupted; no outputs were written"], "names": ""},
         {"name": "sigterm_mid_build", "test": "test_interrupt_mid_build_exits_130_and_leaves_nothing[sigterm]",
          "exit_code": 130, "fragments": ["interrupted; no outputs were written"], "names": ""},
+        {"name": "stage_timeout", "test": "test_stage_timeout_stops_the_build_cleanly", "exit_code": 1,
+         "fragments": ["ran longer than", "Raise limits.stage_timeout_s"], "names": "limits.stage_timeout_s",
+         "args": ["build", "-q", "--output", "{out}", "--config", "{corpus}/config_timeout.toml"]},
         {"name": "concurrent_builds", "test": "test_two_concurrent_builds_into_one_folder", "exit_code": 0,
          "fragments": [], "names": ""},
     ]
@@ -302,6 +332,7 @@ def main(out: Path) -> Path:
     write_keras_lambda(out / "keras_lambda.keras")
     write_data(out)
     write_configs(out)
+    write_findings(out)
     path = out / "manifest.json"
     path.write_text(json.dumps(manifest() + special_entries(), indent=1) + "\n", encoding="utf-8")
     return path

@@ -101,6 +101,21 @@ def test_interrupt_mid_build_exits_130_and_leaves_nothing(sig: signal.Signals, c
     assert {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("cache")} == before
 
 
+def test_stage_timeout_stops_the_build_cleanly(corpus: Path, tmp_path: Path) -> None:
+    """[limits] stage_timeout_s = 0.5 on a build whose latency stage alone runs 100 000 times (a subprocess:
+    the alarm may fire inside any stage, TensorFlow's import included)."""
+    entry = SPECIAL["stage_timeout"]
+    out = tmp_path / "out"
+    before = snapshot(tmp_path)
+    code = "import sys; from edgepipe.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = [arg.replace("{corpus}", str(corpus)).replace("{out}", str(out)) for arg in entry["args"]]
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=600)
+    assert_clean_answer(entry, proc.returncode, proc.stderr, corpus, out, tmp_path)
+    assert not out.exists()
+    assert {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("cache")} == before
+
+
 def test_two_concurrent_builds_into_one_folder(corpus: Path, tmp_path: Path) -> None:
     """Two real processes build the same model into the same output root at once: both succeed, one wins whole."""
     out = tmp_path / "out"

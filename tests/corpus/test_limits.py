@@ -67,6 +67,15 @@ def test_stage_deadline_stops_a_stage_that_runs_too_long() -> None:
                 time.sleep(0.01)
 
 
+def test_a_nested_stage_keeps_the_outer_deadline() -> None:
+    with pytest.raises(LimitExceeded, match="'report'"):
+        with stage_deadline("report", 0.2):
+            with stage_deadline("support", 60):
+                pass
+            while True:
+                time.sleep(0.01)
+
+
 def test_stage_log_applies_the_active_timeout() -> None:
     stages = StageLog()
     with use_limits(ResourceLimits(stage_timeout_s=0.05)), pytest.raises(LimitExceeded, match="'quantize'"):

@@ -36,8 +36,10 @@ def nchw_cnn(path: Path) -> Path:
     def weight(name: str, shape: tuple[int, ...], fan_in: int) -> object:
         return numpy_helper.from_array(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32), name)
 
-    inits = [weight("w1", (16, 3, 3, 3), 27), numpy_helper.from_array(rng.normal(0, 0.1, 16).astype(np.float32), "b1"),
-             weight("w2", (32, 16, 3, 3), 144), numpy_helper.from_array(rng.normal(0, 0.1, 32).astype(np.float32), "b2"),
+    def bias(name: str, size: int) -> object:
+        return numpy_helper.from_array(rng.normal(0, 0.1, size).astype(np.float32), name)
+
+    inits = [weight("w1", (16, 3, 3, 3), 27), bias("b1", 16), weight("w2", (32, 16, 3, 3), 144), bias("b2", 32),
              weight("fc", (10, 32), 32), numpy_helper.from_array(np.zeros(10, np.float32), "fcb")]
     nodes = [
         helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),

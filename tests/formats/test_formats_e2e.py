@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 
 def _comparisons(report: dict) -> dict[str, dict[str, dict]]:
     """artifact → output → metrics, from ``accuracy.label_free``."""
-    return {c["artifact"]: {o["output"]: o for o in c["outputs"]} for c in report["accuracy"]["label_free"]["comparisons"]}
+    comparisons = report["accuracy"]["label_free"]["comparisons"]
+    return {c["artifact"]: {o["output"]: o for o in c["outputs"]} for c in comparisons}
 
 
 def test_nchw_onnx_to_int8_tflite_agrees_with_onnxruntime(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,23 +55,26 @@ std = [0.229, 0.224, 0.225]
     assert "Label-free agreement" in (folder / "report.md").read_text()
 
 
-def test_multi_input_multi_output_onnx_with_input_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_multi_input_multi_output_onnx_with_input_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # relative paths on the command line (onnx2tf runs in another folder)
     model = models.two_in_two_out(tmp_path / "two.onnx")
     rng = np.random.default_rng(5)
     np.savez(tmp_path / "calib.npz", frames=rng.normal(0, 1, (48, 1, 160)).astype(np.float32)[:, 0],
              state=rng.uniform(-1, 1, (48, 8)).astype(np.float32))
     (tmp_path / "edgepipe.toml").write_text(f"""
 model = "{model}"
-output = "{tmp_path / 'build'}"
 input_shapes = {{ frames = [1, 160] }}
 [data]
 calibration = "{tmp_path / 'calib.npz'}"
 [accuracy]
 min_cosine = 0.98
 """)
-    code = main(["build", "-q", "--no-cache", "--config", str(tmp_path / "edgepipe.toml")])
+    code = main(["build", "-q", "--no-cache", "--config", "edgepipe.toml", "--output", "build"])
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "build" / "two" / "host-cpu" / "report.json").read_text())
+    assert {a["path"] for a in report["artifacts"]} == {"model.onnx", "model.tflite", "model_int8.onnx",
+                                                        "model_int8.tflite"}
     comparisons = _comparisons(report)
     assert set(comparisons["model_int8.onnx"]) == {"score", "next_state"}
     for artifact, outputs in comparisons.items():

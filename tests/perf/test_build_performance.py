@@ -15,12 +15,13 @@ def test_host_build_report_has_energy_and_deployment_artifact(reference_build):
     proc, folder = reference_build
     assert proc.returncode == 0, proc.stderr
     performance = json.loads((folder / "report.json").read_text())["performance"]
-    assert performance["estimator"] == "measured"
+    assert performance["estimator"] == "cost-model" and performance["artifact"] == "model.onnx"
     assert {f["artifact"] for f in performance["int8_forms"]} >= {"model_int8.onnx", "model_int8.tflite",
                                                                   "model_int8_qoperator.onnx"}
     assert performance["deployment_artifact"] in {f["artifact"] for f in performance["int8_forms"]}
     mode = performance["modes"][0]
     assert mode["energy_mj"] > 0 and mode["inferences_per_j"] == pytest.approx(1000 / mode["energy_mj"])
+    assert any(note.startswith("measured: model_int8") for note in performance["notes"])
     assert "Performance on host-cpu" in (folder / "report.md").read_text()
 
 

@@ -15,11 +15,12 @@ NOBN = PROJECT_ROOT / "models" / "digits_nobn"
 DIGITS = PROJECT_ROOT / "calib" / "digits"
 
 
-def _config(folder: Path, *, train: bool, steps: str = '["ptq", "calibration", "mixed", "qat"]') -> Path:
+def _config(folder: Path, *, train: bool, steps: str = '["ptq", "calibration", "mixed", "qat"]',
+            methods: str = '["minmax", "percentile", "entropy"]') -> Path:
     lines = [f'model = "{NOBN / "digits_nobn.keras"}"', 'output = "out"', "[data]"]
     splits = ["calibration", "selection", "evaluation"] + (["train"] if train else [])
     lines += [f'{name} = "{DIGITS / f"{name}.npz"}"' for name in splits]
-    lines += ["[quantization]", 'granularity = "per-tensor"', f"steps = {steps}"]
+    lines += ["[quantization]", 'granularity = "per-tensor"', f"steps = {steps}", f"methods = {methods}"]
     path = folder / "edgepipe.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -86,7 +87,7 @@ def test_sensitivity_covers_both_formats(nobn_build) -> None:
 
 @pytest.mark.slow
 def test_threshold_zero_without_training_split_exits_two_with_the_trail(tmp_path: Path) -> None:
-    _config(tmp_path, train=False)
+    _config(tmp_path, train=False, methods='["minmax", "entropy"]')
     proc = run_cli("build", "-q", "--threshold", "0", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     ladder = _report(tmp_path)["quantization"]

@@ -287,3 +287,11 @@ def test_graph_output_after_layout_op(tmp_path: Path) -> None:
     assert not ok and detail == "DequantizeLinear writes graph output 'y' after Softmax 'softmax'"
     conv_graph = ending(helper.make_node("Conv", ["x", "w"], ["a"], name="conv"))
     assert verdict("graph_output_after_layout_op", conv_graph.nodes[2], conv_graph, ["Conv"])[0]
+
+
+def test_transpose_axes_product_max(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Transpose", [[1, 4, 28, 56, 56]], [1, 28, 4, 56, 56], perm=[0, 2, 1, 3, 4])
+    assert verdict("transpose_axes_product_max", node, graph, 65536) == (
+        False, "Transpose product of 3 axes 87808 > 65536")
+    node, graph = single(tmp_path, "Transpose", [[1, 1, 8, 16, 32]], [1, 1, 16, 8, 32], perm=[0, 1, 3, 2, 4])
+    assert verdict("transpose_axes_product_max", node, graph, 65536)[0]

@@ -15,6 +15,8 @@ Warning (supported operators) operator: LOG_SOFTMAX, ofm: 'StatefulPartitionedCa
 Reason: Unsupported opType
 Warning (supported operators) operator: CONV_2D, ofm: 'net/conv2d_1/Relu;net/conv2d_1/convolution_act'
 Reason: Unsupported kernel stride: 4, 4
+Warning: Op DEPTHWISE_CONV_2D 'net/dw' has asymmetric weights. To run the operator on Ethos-U use the option \
+--force-symmetric-int-weights
 CPU operators = 2 (4.1%)
    CPU: Passthrough = net/conv2d_1/Relu;net/conv2d_1/convolution (outputs [1, 8, 8, 8])
    CPU: Passthrough = StatefulPartitionedCall_1:0 (outputs [1, 1, 1, 10])
@@ -23,10 +25,11 @@ NPU operators = 70 (95.9%)
 """
 
 
-def test_parse_cpu_ops_reads_warnings_and_cpu_list() -> None:
+def test_parse_cpu_ops_reads_the_warnings() -> None:
     cpu = vela.parse_cpu_ops(VELA_OUTPUT)
-    assert set(cpu) == {"StatefulPartitionedCall_1:0", "net/conv2d_1/Relu;net/conv2d_1/convolution"}
+    assert set(cpu) == {"StatefulPartitionedCall_1:0", "net/conv2d_1/Relu;net/conv2d_1/convolution", "net/dw"}
     assert cpu["net/conv2d_1/Relu;net/conv2d_1/convolution"] == "CONV_2D: Unsupported kernel stride: 4, 4"
+    assert cpu["net/dw"] == "DEPTHWISE_CONV_2D: asymmetric weights"
 
 
 @pytest.fixture(scope="module")

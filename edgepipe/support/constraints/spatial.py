@@ -97,3 +97,23 @@ def depthwise_multiplier_max(node: OpNode, graph: OpGraph, limit: int) -> Verdic
     multiplier = int(node.attrs.get("DepthMultiplier", 1) or 1)
     return multiplier <= limit, f"{node.op} depth multiplier {multiplier} > {limit}" if multiplier > limit \
         else f"depth multiplier {multiplier}"
+
+
+@constraint
+def transpose_axes_product_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """A transpose that is not the identity keeps its axes within {param}: H, W and C each when only the
+    three innermost axes are larger than 1, otherwise the product of any N-2 of its N axes."""
+    shape = node.inputs[0].shape if node.inputs else None
+    perm = node.attrs.get("perm")
+    if not shape or perm is None or list(perm) == list(range(len(shape))):
+        return True, "identity"
+    dims = [int(d or 0) for d in shape]
+    if len(dims) <= 3 or all(d == 1 for d in dims[:-3]):
+        worst = max(dims[-3:])
+        return worst <= limit, f"{node.op} axis of {worst} > {limit}" if worst > limit else "axes ok"
+    largest = sorted(dims, reverse=True)[: len(dims) - 2]
+    product = 1
+    for dim in largest:
+        product *= dim
+    return product <= limit, f"{node.op} product of {len(largest)} axes {product} > {limit}" if product > limit \
+        else "axes ok"

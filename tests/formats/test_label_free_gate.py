@@ -1,0 +1,33 @@
+"""The verdict without labels: the label-free thresholds gate it; with labels they are informational."""
+
+from __future__ import annotations
+
+from edgepipe.report.label_free import ComparisonInfo, LabelFreeInfo, OutputAgreementInfo
+from edgepipe.report.schema import AccuracyInfo
+from edgepipe.stages.report import _verdict
+
+
+def _accuracy(cosine: float, *, gated: bool) -> AccuracyInfo:
+    failures = [f"y: cosine {cosine:.4f} < 0.99"] if cosine < 0.99 else []
+    comparison = ComparisonInfo(artifact="model_int8.tflite", reference="model.onnx", failures=failures,
+                                outputs=[OutputAgreementInfo(output="y", cosine=cosine, sqnr_db=20.0,
+                                                             max_abs_error=0.1)])
+    label_free = LabelFreeInfo(samples=8, data="calibration", gated=gated, comparisons=[comparison],
+                               thresholds={"min_cosine": 0.99, "min_sqnr_db": None, "min_top1_agreement": None,
+                                           "max_abs_error": None})
+    if gated:
+        return AccuracyInfo(metric="label_free", samples=8, threshold_points=1.0, float=None, float_by_format={},
+                            int8={}, drop_points={}, label_free=label_free)
+    return AccuracyInfo(metric="top1", samples=8, threshold_points=1.0, float=0.9, float_by_format={"onnx": 0.9},
+                        int8={"tflite": 0.9}, drop_points={"tflite": 0.0}, label_free=label_free)
+
+
+def test_label_free_failure_fails_the_build_without_labels() -> None:
+    verdict, reason = _verdict(_accuracy(0.95, gated=True))
+    assert verdict == "fail" and "model_int8.tflite: y: cosine 0.9500 < 0.99" in reason
+    assert _verdict(_accuracy(0.999, gated=True))[0] == "pass"
+
+
+def test_with_labels_top1_gates_and_label_free_is_informational() -> None:
+    verdict, reason = _verdict(_accuracy(0.95, gated=False))
+    assert verdict == "pass" and "drop" in reason
