@@ -12,7 +12,8 @@ Layout: ``<cache>/v1/<key>/`` holds the target's output files and ``key.json``
 (the parts the key was made from, for debugging). Entries are written to a
 temporary folder and renamed into place, so a reader never sees half an entry.
 The cache folder is ``$EDGEPIPE_CACHE_DIR``, else ``cache.dir`` in the config,
-else ``./.edgepipe-cache``.
+else ``<output>/.edgepipe-cache`` — inside the output folder, so a build writes
+nowhere else and deleting the outputs clears the cache.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from edgepipe.versions import tool_versions
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "EDGEPIPE_CACHE_DIR"
-DEFAULT_CACHE_DIR = Path(".edgepipe-cache")
+#: The cache folder's name inside the output root when neither the env var nor ``cache.dir`` is set.
+DEFAULT_CACHE_NAME = ".edgepipe-cache"
 LAYOUT = "v1"
 KEY_FILE = "key.json"
 #: Config tables that say where outputs go or how they are judged later, not what they contain.
@@ -47,11 +49,11 @@ _NOT_IN_KEY = {"output", "cache", "gate", "targets", "model", "data"}
 
 
 def cache_folder(config: BuildConfig) -> Path:
-    """Where the cache lives: ``$EDGEPIPE_CACHE_DIR``, else ``cache.dir``, else ``./.edgepipe-cache``."""
+    """Where the cache lives: ``$EDGEPIPE_CACHE_DIR``, else ``cache.dir``, else ``<output>/.edgepipe-cache``."""
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    return config.cache.dir or DEFAULT_CACHE_DIR
+    return config.cache.dir or config.output / DEFAULT_CACHE_NAME
 
 
 @functools.lru_cache(maxsize=1)

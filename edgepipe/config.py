@@ -78,7 +78,8 @@ class CacheConfig(_Strict):
     """The content-addressed build cache (see ``edgepipe.cache``)."""
 
     enabled: bool = Field(True, description="Restore unchanged builds from the cache (`--no-cache` turns it off).")
-    dir: Path | None = Field(None, description="Cache folder; default $EDGEPIPE_CACHE_DIR, else ./.edgepipe-cache.")
+    dir: Path | None = Field(
+        None, description="Cache folder; default $EDGEPIPE_CACHE_DIR, else <output>/.edgepipe-cache.")
 
 
 class GateConfig(_Strict):

@@ -81,7 +81,8 @@ def test_unreadable_input_has_no_key(tmp_path: Path) -> None:
 
 def test_cache_folder_env_then_config_then_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EDGEPIPE_CACHE_DIR", raising=False)
-    assert cache_folder(BuildConfig()) == Path(".edgepipe-cache")
+    assert cache_folder(BuildConfig()) == Path("build") / ".edgepipe-cache"
+    assert cache_folder(BuildConfig(output=Path("out"))) == Path("out") / ".edgepipe-cache"
     (tmp_path / "edgepipe.toml").write_text('[cache]\ndir = "ci-cache"\n', encoding="utf-8")
     configured = load_config(tmp_path / "edgepipe.toml")
     assert cache_folder(configured) == tmp_path / "ci-cache"
