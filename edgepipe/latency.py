@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -44,20 +43,15 @@ def measure_latency(path: Path, sample: list[np.ndarray], *, warmup: int, runs: 
 def median_ci(times: list[float], confidence: float = 0.95) -> tuple[float, float]:
     """Distribution-free confidence interval of the median of ``times`` (same unit as ``times``).
 
-    The bounds are order statistics: the widest symmetric ranks ``(j, n-1-j)`` whose
-    binomial(n, 1/2) coverage is still at least ``confidence``. With fewer than 6
-    runs no rank pair reaches 95 %, and the interval is the full range.
+    The bounds are the order statistics :func:`edgepipe.bench.stats.median_ci_ranks` picks; with
+    too few runs for any rank pair to reach ``confidence`` (n < 6 at 95 %) it is the full range.
     """
-    ordered = sorted(times)
-    n = len(ordered)
-    if n == 0:
+    from edgepipe.bench.stats import median_ci_ranks
+
+    if not times:
         raise ValueError("no timings")
-    alpha = 1.0 - confidence
-    cumulative, j = 0.0, -1
-    while True:  # largest j with P(X <= j) <= alpha / 2, X ~ Binomial(n, 1/2)
-        cumulative += math.comb(n, j + 1) / 2**n
-        if cumulative > alpha / 2 or j + 1 >= n // 2:
-            break
-        j += 1
-    low = max(j, 0)
-    return ordered[low], ordered[n - 1 - low]
+    ordered = sorted(times)
+    ranks = median_ci_ranks(len(ordered), confidence)
+    if ranks is None:
+        return ordered[0], ordered[-1]
+    return ordered[ranks[0] - 1], ordered[ranks[1] - 1]
