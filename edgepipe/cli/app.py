@@ -41,6 +41,15 @@ def _root(
     level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("edgepipe").setLevel(level)
+    if not debug:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_drop_library_advice)
+
+
+def _drop_library_advice(record: logging.LogRecord) -> bool:
+    """Hide ONNX Runtime quantizer warnings edgepipe already acts on (it pre-processes every model;
+    calibration re-quantizes intermediate graphs): they are noise to the user. ``--debug`` shows them."""
+    return not (record.levelno < logging.ERROR and "onnxruntime/quantization" in record.pathname.replace("\\", "/"))
 
 
 def _register() -> None:

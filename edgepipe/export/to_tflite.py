@@ -18,5 +18,8 @@ def tflite_converter(graph: TFGraph) -> Any:
 
 def export_tflite(graph: TFGraph, path: Path) -> Path:
     """Write the float TFLite of ``graph`` to ``path``."""
-    path.write_bytes(tflite_converter(graph).convert())
+    from edgepipe.native_logs import native_stderr_to_log
+
+    with native_stderr_to_log():
+        path.write_bytes(tflite_converter(graph).convert())
     return path

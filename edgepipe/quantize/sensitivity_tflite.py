@@ -21,6 +21,7 @@ import numpy as np
 
 from edgepipe.data import Dataset
 from edgepipe.export.tf_function import TFGraph
+from edgepipe.native_logs import native_stderr_to_log
 from edgepipe.quantize.metrics import cosine, sqnr_db
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity
@@ -50,7 +51,8 @@ def _all_tensors(path: Path, dataset: Dataset, limit: int) -> dict[str, list[np.
     with warnings.catch_warnings():  # LiteRT warns that preserving all tensors is for debugging: it is
         warnings.simplefilter("ignore", UserWarning)
         interp = Interpreter(model_path=str(path), experimental_preserve_all_tensors=True)
-    interp.allocate_tensors()
+    with native_stderr_to_log():
+        interp.allocate_tensors()
     details = [d for d in interp.get_tensor_details() if d["name"]]
     inputs = interp.get_input_details()
     values: dict[str, list[np.ndarray]] = {}
@@ -77,11 +79,12 @@ def _layer_rows(debugger: Any) -> list[dict[str, Any]]:
 def tflite_sensitivity(graph: TFGraph, float_path: Path, int8_path: Path, calibration: Dataset, dataset: Dataset,
                        recipe: QuantRecipe, limit: int = 64) -> list[LayerSensitivity]:
     """Isolated (debugger) and accumulated (float vs int8 tensors) SQNR / cosine of every quantized op."""
-    debugger = selective_debugger(int8_converter(graph, calibration, recipe), dataset,
-                                  compare={"sqnr": _sqnr, "cosine": _cosine}, limit=limit)
-    with warnings.catch_warnings():  # the debugger runs TF's deprecated tf.lite.Interpreter
-        warnings.simplefilter("ignore", UserWarning)
-        debugger.run()
+    with native_stderr_to_log():  # the debugger's converter and interpreter print from C++
+        debugger = selective_debugger(int8_converter(graph, calibration, recipe), dataset,
+                                      compare={"sqnr": _sqnr, "cosine": _cosine}, limit=limit)
+        with warnings.catch_warnings():  # the debugger runs TF's deprecated tf.lite.Interpreter
+            warnings.simplefilter("ignore", UserWarning)
+            debugger.run()
     floats = _all_tensors(float_path, dataset, limit)
     quants = _all_tensors(int8_path, dataset, limit)
     rows = []

@@ -58,11 +58,14 @@ def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe
     output; layers in ``recipe.keep_float`` (output tensor names) stay float.
     """
     converter = int8_converter(graph, calibration, recipe)
-    if recipe.keep_float:
-        out_path.write_bytes(selective_debugger(converter, calibration, recipe.keep_float)
-                             .get_nondebug_quantized_model())
-    else:
-        out_path.write_bytes(converter.convert())
+    from edgepipe.native_logs import native_stderr_to_log
+
+    with native_stderr_to_log():  # the converter prints "fully_quantize: ..." from C++
+        if recipe.keep_float:
+            out_path.write_bytes(selective_debugger(converter, calibration, recipe.keep_float)
+                                 .get_nondebug_quantized_model())
+        else:
+            out_path.write_bytes(converter.convert())
     return out_path
 
 

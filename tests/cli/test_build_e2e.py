@@ -25,6 +25,12 @@ def test_default_build_exits_zero_and_writes_outputs(reference_build: tuple[subp
                                                               "summary.md"], "no staging leftovers"
 
 
+def test_quiet_build_keeps_stderr_clean(reference_build: tuple[subprocess.CompletedProcess, Path]) -> None:
+    # TF/LiteRT native banners and ONNX Runtime quantizer advice go to the debug log, not the user's terminal.
+    proc, _ = reference_build
+    assert proc.stderr.strip() == "", proc.stderr
+
+
 def test_default_build_meets_acceptance(reference_build: tuple[subprocess.CompletedProcess, Path]) -> None:
     _, folder = reference_build
     report = json.loads((folder / "report.json").read_text())
