@@ -63,3 +63,69 @@ def silero_stream(model: Path, frames: int, seed: int = 0) -> dict[str, np.ndarr
         _, state = session.run(None, {"input": chunk, "state": state})
         context = chunk[0, -CONTEXT:]
     return {"input": np.concatenate(inputs), "state": np.stack(states)}
+
+
+def gru_stream(model: Path, frames: int, seed: int = 0, *, audio: str = "audio_with_context", state: str = "h",
+               state_out: str = "h_out", chunk: int = 256, context: int = 320) -> dict[str, np.ndarray]:
+    """Frames and recurrent states of a streaming GRU voice-activity model (akiki: 320 past + 256 new samples).
+
+    ``{audio: (N, chunk + context), state: (N, *state_shape)}``: the state fed with each
+    frame is the one the float model returned for the frame before, starting from zeros.
+    """
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    shape = [d if isinstance(d, int) else 1 for d in next(i for i in session.get_inputs() if i.name == state).shape]
+    wave = speech_like((frames + 2) * chunk / RATE + context / RATE, seed)
+    h = np.zeros(shape, np.float32)
+    inputs, states = [], []
+    for k in range(frames):
+        window = wave[k * chunk:k * chunk + chunk + context][None]
+        inputs.append(window)
+        states.append(h)
+        h = session.run([state_out], {audio: window, state: h})[0].astype(np.float32).reshape(shape)
+    return {audio: np.concatenate(inputs), state: np.stack(states)}
+
+
+def waveform_windows(samples: int, count: int, seed: int = 0, hop: int | None = None) -> np.ndarray:
+    """``count`` consecutive windows of ``samples`` samples of speech-like audio (float32, (N, samples))."""
+    hop = hop or samples
+    wave = speech_like((count * hop + samples) / RATE + 0.1, seed)
+    return np.stack([wave[i * hop:i * hop + samples] for i in range(count)])
+
+
+def melspectrogram_windows(melspec: Path, count: int, frames: int = 76, seed: int = 0) -> np.ndarray:
+    """openWakeWord embedding inputs (N, 76, 32, 1): its own log-mel front end run on speech-like audio.
+
+    The mel front end (``melspectrogram.onnx``) runs on the whole waveform, its output is
+    scaled ``x / 10 + 2`` as openWakeWord does, and windows of ``frames`` frames are taken
+    every 8 frames (80 ms).
+    """
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(melspec), providers=["CPUExecutionProvider"])
+    wave = speech_like((count * 8 + frames + 4) * 160 / RATE, seed)
+    mel = session.run(None, {session.get_inputs()[0].name: wave[None]})[0].squeeze() / 10 + 2
+    return np.stack([mel[i * 8:i * 8 + frames] for i in range(count)])[..., None].astype(np.float32)
+
+
+def micro_frontend_features(count: int, scale: float, zero_point: int, seed: int = 0) -> np.ndarray:
+    """int8 inputs (N, 3, 40) for a microWakeWord model: 40 log-mel bands every 10 ms, 3 frames per step.
+
+    A plain numpy log-mel (30 ms Hann windows, 10 ms hop, 40 bands from 125 to 7500 Hz), in
+    the range of TFLite Micro's audio front end (0…26), quantized with the model's input
+    ``scale`` and ``zero_point``.
+    """
+    wave = speech_like((count * 3 + 4) * 0.01 + 0.05, seed)
+    window, hop = 480, 160
+    frames = np.stack([wave[i * hop:i * hop + window] * np.hanning(window) for i in range(count * 3)])
+    power = np.abs(np.fft.rfft(frames, n=512)) ** 2
+    mel = lambda f: 2595 * np.log10(1 + f / 700)  # noqa: E731
+    edges = 700 * (10 ** (np.linspace(mel(125), mel(7500), 42) / 2595) - 1)
+    bins = np.fft.rfftfreq(512, 1 / RATE)
+    bank = np.stack([np.clip(np.minimum((bins - lo) / (mid - lo), (hi - bins) / (hi - mid)), 0, None)
+                     for lo, mid, hi in zip(edges, edges[1:], edges[2:])])
+    logmel = np.log(power @ bank.T + 1e-6)
+    logmel = 26 * (logmel - logmel.min()) / (logmel.max() - logmel.min())
+    quantized = np.clip(np.round(logmel / scale + zero_point), -128, 127).astype(np.int8)
+    return quantized.reshape(count, 3, 40)

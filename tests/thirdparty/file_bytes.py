@@ -1,0 +1,62 @@
+"""Bytes of real files on disk, labelled by their known type, as a byte-level file classifier takes them.
+
+The files are Python's own standard library and C headers and the packages installed
+beside edgepipe, so the labels are honest: a ``.py`` file is Python source, a ``.h``
+file is C. ``magika_features`` applies Magika's v3 feature extraction (its
+``config.min.json``): the first and last ``beg_size``/``end_size`` bytes of the file's first
+and last ``block_size`` bytes, whitespace stripped, padded with ``padding_token``.
+"""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+#: Magika label → (folder key, filename pattern) of real files of that type.
+KINDS = {
+    "python": ("stdlib", "*.py"),
+    "c": ("include", "*.h"),
+    "json": ("purelib", "*.json"),
+    "html": ("stdlib", "*.html"),
+    "xml": ("purelib", "*.xml"),
+    "ini": ("purelib", "*.cfg"),
+    "markdown": ("purelib", "*.md"),
+    "toml": ("purelib", "*.toml"),
+}
+
+
+def labelled_files(per_kind: int, seed: int = 0, min_bytes: int = 256) -> list[tuple[Path, str]]:
+    """Up to ``per_kind`` real files of each type in :data:`KINDS`, chosen with a seeded generator."""
+    rng = np.random.default_rng(seed)
+    paths = sysconfig.get_paths()
+    chosen: list[tuple[Path, str]] = []
+    for label, (root, pattern) in KINDS.items():
+        files = sorted(p for p in Path(paths[root]).rglob(pattern) if p.is_file() and p.stat().st_size >= min_bytes)
+        for index in rng.permutation(len(files))[:per_kind]:
+            chosen.append((files[index], label))
+    return chosen
+
+
+def magika_features(path: Path, config: dict) -> np.ndarray:
+    """Magika's model input for one file: int32 (beg_size + end_size,), bytes 0..255 and the padding token."""
+    data = path.read_bytes()
+    block, beg_size, end_size = config["block_size"], config["beg_size"], config["end_size"]
+    pad = config["padding_token"]
+    beg = list(data[:block].lstrip()[:beg_size])
+    end = list(data[-block:].rstrip()[-end_size:]) if end_size else []
+    beg = beg + [pad] * (beg_size - len(beg))
+    end = [pad] * (end_size - len(end)) + end
+    return np.asarray(beg + end, np.int32)
+
+
+def magika_dataset(config_path: Path, per_kind: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """``{'bytes': (N, 2048) int32, 'labels': (N,) int64}`` with labels indexing Magika's target label space."""
+    config = json.loads(config_path.read_text())
+    space = config["target_labels_space"]
+    files = labelled_files(per_kind, seed)
+    features = np.stack([magika_features(path, config) for path, _ in files])
+    labels = np.asarray([space.index(label) for _, label in files], np.int64)
+    return {"bytes": features, "labels": labels}
