@@ -107,6 +107,8 @@ class PreprocessConfig(_Strict):
     std: list[float] = Field([1.0], min_length=1, description="Divides (pixel/255 - mean), per channel.")
     dtype: Literal["float32", "uint8"] | None = Field(None, description="Array dtype; default the input's.")
     limit: int | None = Field(None, ge=1, description="Use at most this many images (sorted by name).")
+    sample_rate: int | None = Field(
+        None, ge=1, description="Resample .wav files to this rate (Hz) before cutting input windows.")
 
 
 class QuantizationConfig(_Strict):

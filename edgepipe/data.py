@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from edgepipe.errors import DataError
+from edgepipe.folders import folder_data, is_folder_data
 from edgepipe.hashing import sha256_of
 from edgepipe.tensors import Signature, TensorSpec
 
@@ -124,13 +125,14 @@ def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bo
                  num_classes: int | None = None, preprocess: Any = None) -> Dataset:
     """Read ``path`` and check it fits ``signature``; ``role`` ('calibration', 'evaluation') is for messages.
 
-    With ``preprocess`` (the ``[preprocess]`` config table), a folder of images is read by
-    :mod:`edgepipe.preprocess` as the model's one input.
+    With ``preprocess`` (the ``[preprocess]`` config table), a folder of images or ``.wav`` files,
+    a folder of class sub-folders or a labels ``.csv`` is read by :mod:`edgepipe.folders` as the
+    model's one input (and labels).
     """
-    if preprocess is not None and path.is_dir():
-        from edgepipe.preprocess import image_arrays
-
-        arrays = image_arrays(path, signature, preprocess)
+    digest = None
+    if preprocess is not None and is_folder_data(path):
+        folder = folder_data(path, signature, preprocess)
+        arrays, digest = dict(folder.arrays), folder.sha256
     else:
         arrays = _read_arrays(path, role)
     labels = arrays.pop(LABELS_KEY, None)
@@ -143,7 +145,8 @@ def load_dataset(path: Path, signature: Signature, *, role: str, need_labels: bo
     if labels is not None:
         labels = _check_labels(labels, len(inputs[0]), num_classes, path)
     whole = tuple(_is_whole(a, s) for a, s in zip(inputs, signature.inputs))
-    return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=sha256_of(path), whole=whole)
+    return Dataset(path=path, inputs=tuple(inputs), labels=labels, sha256=digest or sha256_of(path),
+                   whole=whole)
 
 
 def check_calibration_varies(dataset: Dataset, signature: Signature) -> None:

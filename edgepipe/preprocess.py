@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from edgepipe.errors import DataError
-from edgepipe.tensors import Signature, TensorSpec
+from edgepipe.tensors import TensorSpec
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 Layout = Literal["NHWC", "NCHW"]
@@ -95,16 +95,3 @@ def image_spec_for(spec: TensorSpec, config: Any) -> ImageSpec:
     return ImageSpec(size=tuple(config.size) if config.size else size, layout=config.layout or layout,
                      channels=channels, mean=tuple(config.mean), std=tuple(config.std),
                      dtype=config.dtype or np.dtype(spec.dtype).name, limit=config.limit)
-
-
-def image_arrays(folder: Path, signature: Signature, config: Any) -> dict[str, np.ndarray]:
-    """``{input name: array}`` for a model with one image input, from the images in ``folder``."""
-    if len(signature.inputs) != 1:
-        raise DataError(f"an image folder feeds one input, the model has {len(signature.inputs)}", path=folder,
-                        fix="Give a .npz with one array per model input")
-    spec = signature.inputs[0]
-    try:
-        image_spec = image_spec_for(spec, config)
-    except ValueError as exc:
-        raise DataError(str(exc), path=folder, fix="Set [preprocess] size and layout, or give a .npz") from None
-    return {spec.name: load_image_folder(folder, image_spec)}
