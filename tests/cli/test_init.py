@@ -1,0 +1,71 @@
+"""``edgepipe init MODEL``: a commented config from the model's inputs, valid as written, never overwriting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgepipe.cli import main
+from edgepipe.config import load_config
+from edgepipe.errors import ExitCode
+from edgepipe.init_config import describe_inputs, suggested_shapes
+from edgepipe.load import load_model
+from tests.formats.models import nchw_cnn, two_in_two_out
+from tests.thirdparty import fetch
+
+
+def test_nchw_image_model_gets_shapes_preprocess_and_a_loadable_config(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    model = nchw_cnn(tmp_path / "cnn.onnx")
+    config = tmp_path / "edgepipe.toml"
+    assert main(["init", str(model), "--output", str(config)]) == ExitCode.OK
+    assert "wrote" in capsys.readouterr().out
+    text = config.read_text()
+    assert "#   image  [N, 3, 64, 64]  float32  -> image-NCHW" in text
+    assert 'layout = "NCHW"' in text and "size = [64, 64]" in text
+    cfg = load_config(config)  # strict validation: every key init writes exists
+    assert cfg.model == model.resolve() and cfg.input_shapes == {"image": [1, 3, 64, 64]}
+    assert cfg.preprocess.layout == "NCHW" and cfg.data.calibration == tmp_path / "calib"
+    assert load_model(cfg.model, input_shapes=cfg.input_shapes).signature.inputs[0].shape == (1, 3, 64, 64)
+
+
+def test_shared_dimension_names_get_one_size(tmp_path: Path) -> None:
+    inputs = describe_inputs(two_in_two_out(tmp_path / "two.onnx"))
+    assert [(i.name, i.dims, i.kind()) for i in inputs] == [("frames", ("batch", "seq"), "audio"),
+                                                           ("state", ("batch", 8), "tensor")]
+    assert suggested_shapes(inputs) == {"frames": [1, 16000], "state": [1, 8]}
+
+
+def test_paddle_question_marks_are_not_one_shared_dimension() -> None:
+    """PaddlePaddle exports write ``-1`` and ``?`` for dims that are unrelated (the OCR classifier's H and W)."""
+    model = fetch.model_file(fetch.RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx")
+    (info,) = describe_inputs(model)
+    assert info.dims == (None, 3, None, None) and info.kind() == "image-NCHW"
+    assert suggested_shapes([info]) == {"x": [1, 3, 224, 224]}
+
+
+def test_real_tflite_and_recurrent_onnx(tmp_path: Path) -> None:
+    face = describe_inputs(fetch.mediapipe("face_detection/face_detection_short_range.tflite"))
+    assert [(i.dims, i.kind()) for i in face] == [((1, 128, 128, 3), "image-NHWC")]
+    assert suggested_shapes(face) == {}
+    config = tmp_path / "vad.toml"
+    assert main(["init", str(fetch.silero()), "-o", str(config)]) == ExitCode.OK
+    text = config.read_text()
+    assert "#   state  [2, 1, 128]  float32  -> state" in text and "#   input  [1, 576]  float32  -> audio" in text
+    assert "\ninput_shapes" not in text and "\n[preprocess]" not in text  # static shapes; two inputs: a .npz
+    assert load_config(config).data.calibration == tmp_path / "calibration.npz"
+
+
+def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "edgepipe.toml"
+    config.write_text("# mine\n")
+    assert main(["init", str(nchw_cnn(tmp_path / "cnn.onnx")), "-o", str(config)]) == ExitCode.USER_ERROR
+    assert config.read_text() == "# mine\n"
+    err = capsys.readouterr().err
+    assert "already exists" in err and "Traceback" not in err
+
+
+def test_missing_model_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "e.toml")]) == ExitCode.USER_ERROR
+    assert "model not found" in capsys.readouterr().err and not (tmp_path / "e.toml").exists()

