@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -46,12 +47,17 @@ DOC = ROOT / "docs" / "REALZOO.md"
 
 @dataclass
 class ModelRun:
-    """One model's build: exit code (None: timed out), wall time (s), stderr tail and the targets' reports."""
+    """One model's build: exit code (None: timed out), wall and CPU time (s), stderr and the targets' reports.
+
+    CPU time (user + system of the build process and its children, e.g. onnx2tf) is what a quiet
+    machine's wall time would be on one core; on a shared machine the wall time is inflated.
+    """
 
     name: str
     rc: int | None
     seconds: float
     stderr: str
+    cpu_seconds: float = 0.0
     results: list[TargetResult] = field(default_factory=list)
 
     @property
@@ -62,9 +68,13 @@ class ModelRun:
         """Why it did not pass: the error line, else the failing targets' verdict reasons."""
         if self.rc is None:
             return "timed out"
-        errors = [line for line in self.stderr.splitlines() if line.startswith("edgepipe: error:")]
+        lines = self.stderr.splitlines()
+        errors = [line.removeprefix("edgepipe: error: ") for line in lines if line.startswith("edgepipe: error:")]
+        if self.traceback:  # the exception line of the last traceback says more than "internal error"
+            raised = [line for line in lines if line and not line.startswith((" ", "edgepipe:", "Traceback"))]
+            errors = raised[-1:] + errors
         if errors:
-            return errors[-1].removeprefix("edgepipe: error: ")
+            return " — ".join(errors)
         fails = [f"{r.target}: {r.report.verdict_reason}" for r in self.results
                  if r.report is not None and r.report.verdict == "fail"]
         return "; ".join(dict.fromkeys(fails))
@@ -79,14 +89,16 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     if no_cache:
         args.append("--no-cache")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.perf_counter()
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
         rc, stderr = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired as exc:
         rc, stderr = None, (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
     seconds = time.perf_counter() - start
-    return ModelRun(model.name, rc, seconds, stderr, read_reports(out, model.name, targets))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets))
 
 
 def _verdicts(run: ModelRun) -> str:
@@ -131,6 +143,7 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
     unnamed = [r.name for r in runs if r.rc not in (0, None) and not names_tool_and_fix(r.reason())]
     lines = _header(targets, all_targets, args)
     lines += ["## Summary", "",
+              f"- total: wall {sum(r.seconds for r in runs):.0f} s, CPU {sum(r.cpu_seconds for r in runs):.0f} s",
               f"- models: {len(runs)}, from {len({zoo.BY_NAME[r.name].wheel.requirement for r in runs})} wheels",
               "- exit codes: " + ", ".join(f"{code}: {sum(r.rc == code for r in runs)}"
                                             for code in sorted({r.rc for r in runs}, key=str)),
@@ -140,13 +153,14 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               + (f" ({100 * len(host_pass) / len(host):.0f}%)" if host else ""),
               f"- failures whose message names no tool or next step: {len(unnamed)} {unnamed or ''}", "",
               "## Per model", "",
-              "| model | wheel | exit | wall (s) | verdict per target | ladder (host-cpu) | slowest stages |",
-              "|---|---|---|---|---|---|---|"]
+              "| model | wheel | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | slowest stages |",
+              "|---|---|---|---|---|---|---|---|"]
     for run in runs:
         host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
         rc = "timeout" if run.rc is None else str(run.rc)
         lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {rc} | {run.seconds:.0f} | "
-                     f"{_verdicts(run)} | {ladder(host_report) if host_report else '–'} | {_stage_times(run)} |")
+                     f"{run.cpu_seconds:.0f} | {_verdicts(run)} | {ladder(host_report) if host_report else '–'} | "
+                     f"{_stage_times(run)} |")
     lines += ["", "## Fidelity of each int8 artifact", "",
               "Top-1 drop with labels; else the worst output's cosine and SQNR against the float model. "
               "`evaluated` lists the int8 artifacts of the target's deploy formats that were evaluated "
@@ -184,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         model = zoo.BY_NAME[name]
         config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
         run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
-        print(f"{name}: exit {run.rc} in {run.seconds:.0f} s — {_verdicts(run)}", flush=True)
+        print(f"{name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — {_verdicts(run)}",
+              flush=True)
         runs.append(run)
         args.doc.write_text(render(runs, targets, all_targets, args), encoding="utf-8")  # partial results survive
     return 0
