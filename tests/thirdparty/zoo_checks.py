@@ -18,9 +18,9 @@ from pathlib import Path
 from edgepipe.report.schema import BuildReport
 from edgepipe.targets import load_profile
 
-#: Words that name the third-party tool (or edgepipe's own step) behind a failure.
+#: Words that name the third-party tool (or the edgepipe step: data, config) behind a failure.
 TOOLS = ("onnxruntime", "onnx runtime", "onnx2tf", "ai-edge-quantizer", "ai_edge_quantizer", "litert", "tflite",
-         "tensorflow", "vela", "qnn", "rknn", "onnx", "quantiz", "converter", "edgepipe", "calibration", "data",
+         "tensorflow", "vela", "qnn", "rknn", "onnx", "quantiz", "converter", "calibration", "data",
          "config", "input_shapes", "preprocess")
 #: Words that announce a next step the user can take.
 NEXT_STEP = re.compile(r"\b(set|give|use|add|remove|fix|check|try|save|put|pass|install|run|drop|lower|raise|"
@@ -72,8 +72,12 @@ def unbacked_pass(result: TargetResult) -> bool:
 
 
 def names_tool_and_fix(message: str) -> bool:
-    """True when ``message`` names a tool (or edgepipe step) and suggests a next step."""
-    lower = message.lower()
+    """True when ``message`` names a tool (or edgepipe step) and suggests a next step.
+
+    File paths are left out first: ``model.onnx`` in a path does not name ONNX Runtime.
+    """
+    message = message.removeprefix("edgepipe: error: ")
+    lower = " ".join(word for word in message.lower().split() if "/" not in word and "." not in word.strip(".,:;()"))
     return any(tool in lower for tool in TOOLS) and bool(NEXT_STEP.search(message))
 
 
