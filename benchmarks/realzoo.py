@@ -17,6 +17,7 @@ One run per model (a build takes minutes); wall times are of a shared machine un
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -101,6 +102,26 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets))
 
 
+RUNS = "runs.jsonl"
+
+
+def save_run(run: ModelRun, work: Path) -> None:
+    """Append ``run`` (without its reports, which stay on disk) to ``work/runs.jsonl``."""
+    record = {"name": run.name, "rc": run.rc, "seconds": run.seconds, "cpu_seconds": run.cpu_seconds,
+              "stderr": run.stderr[-20000:]}
+    with (work / RUNS).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def load_runs(work: Path, targets: list[str]) -> list[ModelRun]:
+    """The runs saved in ``work/runs.jsonl`` (the last one per model), with their reports read again."""
+    path = work / RUNS
+    records = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+    latest = {r["name"]: r for r in records}
+    return [ModelRun(r["name"], r["rc"], r["seconds"], r["stderr"], cpu_seconds=r["cpu_seconds"],
+                     results=read_reports(work / "out" / r["name"], r["name"], targets)) for r in latest.values()]
+
+
 def _verdicts(run: ModelRun) -> str:
     return " ".join(f"{r.target}:{r.report.verdict if r.report else '—'}" for r in run.results)
 
@@ -113,7 +134,8 @@ def _stage_times(run: ModelRun) -> str:
     return ", ".join(f"{s.name} {s.seconds:.0f}s" for s in stages)
 
 
-def _header(targets: list[str], all_targets: bool, args: argparse.Namespace) -> list[str]:
+def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, runs: list[ModelRun],
+            planned: list[str]) -> list[str]:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
@@ -129,10 +151,14 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace) -> 
             f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
             f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
             f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
-            f"- command: `python benchmarks/realzoo.py {' '.join(sys.argv[1:])}`", ""]
+            f"- command: `python benchmarks/realzoo.py {' '.join(sys.argv[1:])}`",
+            f"- models covered: {len(runs)} of the {len(planned)} planned"
+            + ("" if len(runs) >= len(planned) else " — not run (time ran out on the shared machine): "
+               + ", ".join(n for n in planned if n not in {r.name for r in runs})), ""]
 
 
-def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: argparse.Namespace) -> str:
+def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: argparse.Namespace,
+           planned: list[str]) -> str:
     """docs/REALZOO.md."""
     exit3 = [r.name for r in runs if r.rc == 3]
     tracebacks = [r.name for r in runs if r.traceback]
@@ -141,7 +167,7 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
     host_pass = [r.name for r in host for t in r.results
                  if t.target == "host-cpu" and t.report is not None and t.report.verdict == "pass"]
     unnamed = [r.name for r in runs if r.rc not in (0, None) and not names_tool_and_fix(r.reason())]
-    lines = _header(targets, all_targets, args)
+    lines = _header(targets, all_targets, args, runs, planned)
     lines += ["## Summary", "",
               f"- total: wall {sum(r.seconds for r in runs):.0f} s, CPU {sum(r.cpu_seconds for r in runs):.0f} s",
               f"- models: {len(runs)}, from {len({zoo.BY_NAME[r.name].wheel.requirement for r in runs})} wheels",
@@ -190,18 +216,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600.0, help="per build (s)")
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "realzoo", help="models, data and builds")
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
+    parser.add_argument("--render-only", action="store_true", help="write the document from WORK/runs.jsonl")
     args = parser.parse_args(argv)
     all_targets = not args.targets
     targets = args.targets or available_targets()
-    runs = []
-    for name in args.models or [m.name for m in zoo.ZOO]:
+    planned = args.models or [m.name for m in zoo.ZOO]
+    args.work.mkdir(parents=True, exist_ok=True)
+    if not (args.resume or args.render_only):
+        (args.work / RUNS).unlink(missing_ok=True)
+    runs = [r for r in load_runs(args.work, targets) if r.name in planned]
+    for name in [] if args.render_only else [n for n in planned if n not in {r.name for r in runs}]:
         model = zoo.BY_NAME[name]
         config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
         run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
         print(f"{name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — {_verdicts(run)}",
               flush=True)
+        save_run(run, args.work)
         runs.append(run)
-        args.doc.write_text(render(runs, targets, all_targets, args), encoding="utf-8")  # partial results survive
+        args.doc.write_text(render(runs, targets, all_targets, args, planned), encoding="utf-8")  # partial results
+    args.doc.write_text(render(runs, targets, all_targets, args, planned), encoding="utf-8")
     return 0
 
 
