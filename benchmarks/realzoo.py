@@ -166,7 +166,8 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
     host = [r for r in runs if any(t.target == "host-cpu" for t in r.results)]
     host_pass = [r.name for r in host for t in r.results
                  if t.target == "host-cpu" and t.report is not None and t.report.verdict == "pass"]
-    unnamed = [r.name for r in runs if r.rc not in (0, None) and not names_tool_and_fix(r.reason())]
+    unnamed = [r.name for r in runs if r.rc not in (0, 2, None) and not names_tool_and_fix(r.reason())]
+    no_next = [r.name for r in runs if r.rc == 2 and not names_tool_and_fix(r.reason())]
     lines = _header(targets, all_targets, args, runs, planned)
     lines += ["## Summary", "",
               f"- total: wall {sum(r.seconds for r in runs):.0f} s, CPU {sum(r.cpu_seconds for r in runs):.0f} s",
@@ -177,7 +178,9 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
               f"- host-cpu pass: {len(host_pass)}/{len(host)}"
               + (f" ({100 * len(host_pass) / len(host):.0f}%)" if host else ""),
-              f"- failures whose message names no tool or next step: {len(unnamed)} {unnamed or ''}", "",
+              f"- errors (exit 1/3) whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}",
+              f"- gate failures (exit 2) whose reason names no tool or no next step: {len(no_next)} {no_next or ''}",
+              "",
               "## Per model", "",
               "| model | wheel | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | slowest stages |",
               "|---|---|---|---|---|---|---|---|"]
