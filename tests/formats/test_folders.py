@@ -16,6 +16,7 @@ import pytest
 from edgepipe.config import PreprocessConfig
 from edgepipe.data import load_dataset
 from edgepipe.errors import DataError
+from edgepipe.preprocess import image_spec_for, load_image_folder
 from edgepipe.tensors import Signature, TensorSpec
 from tests.formats.images import write_sample_images
 
@@ -161,3 +162,10 @@ def test_short_wav_is_zero_padded_and_broken_wav_is_refused(tmp_path: Path) -> N
     (tmp_path / "broken.wav").write_bytes(b"RIFF0000WAVEjunk")
     with pytest.raises(DataError, match="cannot read .wav file"):
         load_dataset(tmp_path, AUDIO, role="calibration", preprocess=PRE)
+
+
+def test_flat_image_folder_reads_as_load_image_folder_does(photos: Path) -> None:
+    data = load_dataset(photos, IMAGE, role="calibration", preprocess=PRE.model_copy(update={"mean": [0.5]}))
+    direct = load_image_folder(photos, image_spec_for(IMAGE.inputs[0], PRE.model_copy(update={"mean": [0.5]})))
+    np.testing.assert_array_equal(data.inputs[0], direct)
+    assert data.labels is None and len(data) == 16
