@@ -62,7 +62,8 @@ def _edgepipe(args: list[str], cwd: Path) -> tuple[int, str, float]:
 
 def _accuracy_table(report_md: str) -> str:
     section = report_md.split("## Accuracy", 1)[1].split("\n## ", 1)[0]
-    return "## Accuracy" + section.rstrip()
+    title, _, table = section.partition("\n")
+    return f"**Accuracy{title.rstrip()}**\n{table.rstrip()}"  # bold, not a heading of FORMATS.md
 
 
 def walk(work: Path) -> str:
