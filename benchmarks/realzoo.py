@@ -134,6 +134,19 @@ def _stage_times(run: ModelRun) -> str:
     return ", ".join(f"{s.name} {s.seconds:.0f}s" for s in stages)
 
 
+def _command() -> str:
+    """The arguments that ran the builds (without --render-only/--resume/--doc, which only rewrite the page)."""
+    args, out, skip = sys.argv[1:], [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--doc":
+            skip = True
+        elif arg not in ("--render-only", "--resume"):
+            out.append(arg)
+    return " ".join(out)
+
+
 def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, runs: list[ModelRun],
             planned: list[str]) -> list[str]:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
@@ -151,7 +164,7 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
             f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
             f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
             f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
-            f"- command: `python benchmarks/realzoo.py {' '.join(sys.argv[1:])}`",
+            f"- command: `python benchmarks/realzoo.py {_command()}`",
             f"- models covered: {len(runs)} of the {len(planned)} planned"
             + ("" if len(runs) >= len(planned) else " — not run (time ran out on the shared machine): "
                + ", ".join(n for n in planned if n not in {r.name for r in runs})), ""]
