@@ -9,7 +9,9 @@ and last ``block_size`` bytes, whitespace stripped, padded with ``padding_token`
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sysconfig
 from pathlib import Path
 
@@ -28,13 +30,24 @@ KINDS = {
 }
 
 
+@functools.cache
+def _files_by_suffix(root: str) -> dict[str, list[Path]]:
+    """Every file under ``root`` by lower-case suffix, sorted: one walk of the tree however many kinds use it."""
+    found: dict[str, list[Path]] = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            found.setdefault(os.path.splitext(name)[1].lower(), []).append(Path(folder, name))
+    return {suffix: sorted(paths) for suffix, paths in found.items()}
+
+
 def labelled_files(per_kind: int, seed: int = 0, min_bytes: int = 256) -> list[tuple[Path, str]]:
     """Up to ``per_kind`` real files of each type in :data:`KINDS`, chosen with a seeded generator."""
     rng = np.random.default_rng(seed)
     paths = sysconfig.get_paths()
     chosen: list[tuple[Path, str]] = []
     for label, (root, pattern) in KINDS.items():
-        files = sorted(p for p in Path(paths[root]).rglob(pattern) if p.is_file() and p.stat().st_size >= min_bytes)
+        candidates = _files_by_suffix(paths[root]).get(pattern.removeprefix("*"), [])
+        files = [p for p in candidates if p.is_file() and p.stat().st_size >= min_bytes]
         for index in rng.permutation(len(files))[:per_kind]:
             chosen.append((files[index], label))
     return chosen
