@@ -50,6 +50,8 @@ class AccuracyConfig(_Strict):
     min_top1_agreement: float | None = Field(
         None, ge=0.0, le=1.0, description="Smallest allowed share of samples whose top-1 class agrees (classifiers).")
     max_abs_error: float | None = Field(None, ge=0.0, description="Largest allowed absolute error per output.")
+    gate: bool = Field(True, description="False: accuracy is measured and reported but does not decide the verdict "
+                                         "(the verdict says so); the int8 artifact and compatibility still do.")
 
 
 class LatencyConfig(_Strict):
