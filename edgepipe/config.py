@@ -98,6 +98,9 @@ class GateConfig(_Strict):
                                             description="Median latency budget of every int8 artifact (ms).")
     size_pct: float = Field(5.0, ge=0.0, description="Largest allowed growth of an artifact's size (%).")
     placement: bool = Field(True, description="An op newly placed on the CPU is a regression.")
+    baseline: Path | None = Field(
+        None, description="Baseline every build is compared with (baseline.json, summary.json, report.json or a build "
+                          "folder); `build --baseline` sets it.")
 
 
 class PreprocessConfig(_Strict):
