@@ -15,13 +15,13 @@ raised in edgepipe's own code (a calibration reader, a runner) is a bug and stay
 from __future__ import annotations
 
 import importlib
-import sys
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
 
 from edgepipe.errors import ToolFailed
+from edgepipe.load.rejections import raised_by
 
 #: Exceptions the tools' Python code raises itself (grep of ``raise`` in their packages).
 _PYTHON_ERRORS = (ValueError, TypeError, KeyError, IndexError, AssertionError, RuntimeError, NotImplementedError,
@@ -31,8 +31,6 @@ _ORT_ERRORS = tuple(("onnxruntime.capi.onnxruntime_pybind11_state", name) for na
     "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError", "RuntimeException", "InvalidProtobuf",
     "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation"))
 _ONNX_ERRORS = (("onnx.checker", "ValidationError"), ("onnx.shape_inference", "InferenceError"))
-#: Packages a tool calls into; a failure raised there is decided by the tool's frame that called them.
-_HELPERS = ("numpy", "onnx", "google", "sympy", "packaging", "absl", "flatbuffers", "ml_dtypes", "keras")
 
 
 @dataclass(frozen=True)
@@ -59,26 +57,11 @@ def _first_line(exc: BaseException) -> str:
     """The tool's message: its first line, without ONNX Runtime's error-code prefix (the cause is at the end)."""
     text = str(exc).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
-    return line.split(" : FAIL : ")[-1].split(" : INVALID_GRAPH : ")[-1].strip()
+    line = line.split(" : FAIL : ")[-1].split(" : INVALID_GRAPH : ")[-1].strip()
+    return _PATH.sub(lambda m: m.group(2), line)  # file names only: reports stay byte-identical between builds
 
 
-def _package(frame_globals: dict[str, object]) -> str:
-    return str(frame_globals.get("__name__", "")).split(".")[0]
-
-
-def raised_by(exc: BaseException, packages: tuple[str, ...]) -> bool:
-    """True when the innermost frame of ``exc``'s traceback that is not a generic helper is in ``packages``."""
-    frames: list[TracebackType] = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    for frame in reversed(frames):
-        package = _package(frame.tb_frame.f_globals)
-        if package in _HELPERS or package in sys.stdlib_module_names:
-            continue
-        return package in packages
-    return False
+_PATH = re.compile(r"(/[\w.+-]+)+/([\w.+-]+)")
 
 
 @contextmanager
