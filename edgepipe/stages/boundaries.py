@@ -95,6 +95,8 @@ def _quantizer_advice(message: str) -> str:
 
 def _runtime_advice(message: str) -> str:
     low = message.lower()
+    if "truth value of an array" in low:
+        return _quantizer_advice(message)
     if "axis" in low:
         return 'set quantization.granularity = "per-tensor" (per-channel QDQ needs ONNX opset 13 or newer)'
     if "dimension" in low or "shape" in low:
