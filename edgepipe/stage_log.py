@@ -58,5 +58,7 @@ class StageLog:
         log.warning("stage %s: %s failed: %s (%s)", name, failure.tool, failure.message, failure.next_step)
         self.records.append(StageRecord(name, "failed", 0.0, f"{failure.tool} failed: {failure.message}. "
                                                            f"Next step: {failure.next_step}"))
-        self.failures.append(ToolFailure(stage=name, tool=failure.tool, artifact=artifact, message=failure.message,
-                                         next_step=failure.next_step))
+        record = ToolFailure(stage=name, tool=failure.tool, artifact=artifact, message=failure.message,
+                             next_step=failure.next_step)
+        if record not in self.failures:  # targets quantized in separate groups meet the same failure again
+            self.failures.append(record)

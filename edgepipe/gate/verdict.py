@@ -17,6 +17,8 @@ from edgepipe.support.report import SupportReport, Verification
 from edgepipe.targets import TargetProfile
 
 INT8_PRECISIONS = ("int8", "mixed")
+#: Stages that make artifacts: a tool failing there can leave a target without its int8 artifact.
+ARTIFACT_STAGES = ("export", "quantize", "quantize-tflite")
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,13 @@ class VerdictInputs:
         formats = list(dict.fromkeys([self.target.artifact.format, *self.target.deploy_formats]))
         return [a for fmt in formats for a in self.artifacts if a.format == fmt and a.precision in INT8_PRECISIONS]
 
-    def failures_of(self, artifact_suffix: str | None = None) -> str:
-        """The tool failures (of artifacts ending in ``artifact_suffix``, or all), as one clause for a reason."""
-        chosen = [f for f in self.failures
-                  if artifact_suffix is None or (f.artifact or "").endswith(artifact_suffix) or f.artifact is None]
-        return "; ".join(f"{f.tool} failed in {f.stage}: {f.message} (next step: {f.next_step})" for f in chosen[:3])
+    def failures_of(self, formats: list[str]) -> str:
+        """The tool failures that cost this target an artifact of ``formats``, as one clause for a reason."""
+        chosen = [f for f in self.failures if f.stage in ARTIFACT_STAGES
+                  and (f.artifact is None or f.artifact.rsplit(".", 1)[-1] in formats)]
+        shown = dict.fromkeys(f"{f.tool} failed in {f.stage}: {f.message} (next step: {f.next_step})"
+                              for f in chosen)
+        return "; ".join(list(shown)[:2])
 
 
 Requirement = Callable[[VerdictInputs], Evidence | None]
@@ -51,11 +55,10 @@ def int8_artifact(inputs: VerdictInputs) -> Evidence:
     found = inputs.deployed_int8()
     if found:
         return Evidence(requirement="int8 artifact", outcome="met", detail=", ".join(a.path for a in found))
-    formats = "/".join(dict.fromkeys([inputs.target.artifact.format, *inputs.target.deploy_formats]))
-    why = " ".join(inputs.failures_of(f".{fmt}") for fmt in inputs.target.deploy_formats).strip()
+    formats = list(dict.fromkeys([inputs.target.artifact.format, *inputs.target.deploy_formats]))
+    why = inputs.failures_of(formats) or "nothing made one: the stages table says why, e.g. no --calib data"
     return Evidence(requirement="int8 artifact", outcome="not proven",
-                    detail=f"no int8 {formats} artifact" + (f" ({why})" if why else
-                                                            " (give calibration data: --calib or data.calibration)"))
+                    detail=f"no int8 {'/'.join(formats)} artifact ({why})")
 
 
 def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:
