@@ -105,7 +105,7 @@ def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_build_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "2 accuracy gate failed" in out and "--target" in out
+    assert "2 gate: accuracy gate failed" in out and "not proven" in out and "--target" in out
 
 
 def test_targets_list(capsys: pytest.CaptureFixture[str]) -> None:
