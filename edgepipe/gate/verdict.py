@@ -64,7 +64,7 @@ def int8_artifact(inputs: VerdictInputs) -> Evidence:
 def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:
     assert accuracy.label_free is not None
     by_artifact = {c.artifact: c for c in accuracy.label_free.comparisons}
-    failed, unproven, lowest = [], [], 1.0
+    failed, unproven, lowest, compared = [], [], 1.0, 0
     for artifact in found:
         comparison = by_artifact.get(artifact.path)
         if comparison is None:
@@ -75,11 +75,16 @@ def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[Artif
             continue
         failed += [f"{artifact.path}: {line}" for line in comparison.failures]
         lowest = min([lowest, *(o.cosine for o in comparison.outputs)])
+        compared += 1
     if failed:
         return Evidence(requirement="accuracy", outcome="failed",
                         detail="label-free check failed (" + "; ".join(failed[:3]) + ")")
     if unproven:
         return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
+    if not compared:  # the user's own int8 model, run on the data, with nothing to compare it with
+        return Evidence(requirement="accuracy", outcome="met",
+                        detail=f"the model is already int8: it ran on {accuracy.label_free.samples} "
+                               f"{accuracy.label_free.data} samples (no float reference to compare)")
     return Evidence(requirement="accuracy", outcome="met",
                     detail=f"label-free on {accuracy.label_free.samples} samples: every threshold met "
                            f"(lowest output cosine {lowest:.4f})")
