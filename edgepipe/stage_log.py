@@ -60,5 +60,8 @@ class StageLog:
                                                            f"Next step: {failure.next_step}"))
         record = ToolFailure(stage=name, tool=failure.tool, artifact=artifact, message=failure.message,
                              next_step=failure.next_step)
-        if record not in self.failures:  # targets quantized in separate groups meet the same failure again
+        same = [f for f in self.failures if (f.stage, f.tool, f.message) == (name, failure.tool, failure.message)]
+        if same and same[0].artifact is None and artifact is not None:  # the same failure, now with its artifact
+            self.failures[self.failures.index(same[0])] = record
+        elif not same:  # targets quantized in separate groups meet the same failure again
             self.failures.append(record)

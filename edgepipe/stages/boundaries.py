@@ -107,11 +107,12 @@ def _runtime_advice(message: str) -> str:
 
 
 def _tflite_quantizer_advice(message: str) -> str:
-    if "zero_point" in message or "failed to prepare" in message:
-        return ("give the source model (.onnx or .keras) instead of the float TFLite, so edgepipe quantizes it "
-                "with ONNX Runtime or the TFLite converter; targets that deploy ONNX are still checked")
-    return ("give the source model (.onnx or .keras) instead of the float TFLite; targets that deploy ONNX are "
-            "still checked")
+    if "zero_point" in message or "failed to prepare" in message or "failed to invoke" in message:
+        return ("LiteRT's int8 kernels refuse what ai-edge-quantizer made of this graph: deploy the ONNX artifact "
+                "(targets with onnx in deploy_formats are still checked), or give the source model (.onnx, .keras) "
+                "instead of a float TFLite")
+    return ("the int8 TFLite is left out: give the source model (.onnx or .keras) instead of the float TFLite; "
+            "targets that deploy ONNX are still checked")
 
 
 def _converter_advice(message: str) -> str:
@@ -129,6 +130,8 @@ TFLITE_CONVERTER = Tool("TFLite converter", ("tensorflow", "tf_keras"),
 TF2ONNX = Tool("tf2onnx", ("tf2onnx", "tensorflow"), _ONNX_ERRORS, _converter_advice)
 ONNXRUNTIME = Tool("onnxruntime", ("onnxruntime",), _ORT_ERRORS + _ONNX_ERRORS, _runtime_advice)
 LITERT = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _runtime_advice)
+#: LiteRT running what ai-edge-quantizer wrote: its refusal is the quantizer's output failing.
+LITERT_ON_QUANTIZED = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _tflite_quantizer_advice)
 
 
 def onnx2tf_failure(message: str) -> ToolFailed:

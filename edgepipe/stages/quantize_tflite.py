@@ -17,7 +17,7 @@ from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, LITERT, contained
+from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, LITERT, LITERT_ON_QUANTIZED, contained
 from edgepipe.stages.inputs import BuildInputs
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folde
 def _check_runs(path: Path, inputs: BuildInputs) -> None:
     """Raise :class:`ToolFailed` unless LiteRT runs the quantized model on a calibration sample."""
     assert inputs.calibration is not None
-    with contained(LITERT), open_runner(path) as runner:
+    with contained(LITERT_ON_QUANTIZED), open_runner(path) as runner:
         runner.infer(next(inputs.calibration.samples()))
 
 
