@@ -20,8 +20,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
 from edgepipe.load.rejections import raised_by
+from edgepipe.runtimes import open_runner
+from edgepipe.stage_log import StageLog
 
 #: Exceptions the tools' Python code raises itself (grep of ``raise`` in their packages).
 _PYTHON_ERRORS = (ValueError, TypeError, KeyError, IndexError, AssertionError, RuntimeError, NotImplementedError,
@@ -142,3 +145,18 @@ def onnx2tf_failure(message: str) -> ToolFailed:
 def runtime_of(fmt: str) -> Tool:
     """The runtime boundary of an artifact format: ONNX Runtime for ``onnx``, LiteRT for ``tflite``."""
     return ONNXRUNTIME if fmt == "onnx" else LITERT
+
+
+def loadable(artifacts: list[Artifact], stages: StageLog, stage: str) -> list[Artifact]:
+    """The artifacts their runtime loads; one it refuses is recorded as that runtime's failure and left out."""
+    kept = []
+    for artifact in artifacts:
+        try:
+            with contained(runtime_of(artifact.format)), open_runner(artifact.path) as runner:
+                runner.signature  # noqa: B018 - loading is the check
+        except ToolFailed as failure:
+            stages.fail(stage, failure, artifact=artifact.key)
+            artifact.path.unlink(missing_ok=True)
+            continue
+        kept.append(artifact)
+    return kept

@@ -22,9 +22,8 @@ from pathlib import Path
 from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, contained, onnx2tf_failure
+from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, contained, loadable, onnx2tf_failure
 from edgepipe.stages.inputs import BuildInputs
-from edgepipe.stages.quantize import loadable
 
 STAGE = "export"
 

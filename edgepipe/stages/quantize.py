@@ -21,9 +21,8 @@ from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
-from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained, runtime_of
+from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
 from edgepipe.stages.inputs import BuildInputs
 
 STAGE = "quantize"
@@ -61,21 +60,6 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
         if made is not None:
             quantized.append(made)
     return quantized
-
-
-def loadable(artifacts: list[Artifact], stages: StageLog, stage: str) -> list[Artifact]:
-    """The artifacts their runtime loads; one it refuses is recorded as that runtime's failure and left out."""
-    kept = []
-    for artifact in artifacts:
-        try:
-            with contained(runtime_of(artifact.format)), open_runner(artifact.path) as runner:
-                runner.signature  # noqa: B018 - loading is the check
-        except ToolFailed as failure:
-            stages.fail(stage, failure, artifact=artifact.key)
-            artifact.path.unlink(missing_ok=True)
-            continue
-        kept.append(artifact)
-    return kept
 
 
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,

@@ -25,8 +25,7 @@ from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.recipe import DEFAULT_RECIPE
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import ORT_QUANTIZER, contained
-from edgepipe.stages.quantize import loadable
+from edgepipe.stages.boundaries import ORT_QUANTIZER, contained, loadable
 
 PER_TENSOR = 'granularity = "per-tensor"'
 
