@@ -8,7 +8,7 @@ It returns an :class:`~edgepipe.report.verdict.Evidence` (``met``, ``failed``, `
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from edgepipe.report.schema import AccuracyInfo, ArtifactInfo
@@ -38,7 +38,7 @@ class VerdictInputs:
         formats = list(dict.fromkeys([self.target.artifact.format, *self.target.deploy_formats]))
         return [a for fmt in formats for a in self.artifacts if a.format == fmt and a.precision in INT8_PRECISIONS]
 
-    def failures_of(self, formats: list[str]) -> str:
+    def failures_of(self, formats: Sequence[str]) -> str:
         """The tool failures that cost this target an artifact of ``formats``, as one clause for a reason."""
         chosen = [f for f in self.failures if f.stage in ARTIFACT_STAGES
                   and (f.artifact is None or f.artifact.rsplit(".", 1)[-1] in formats)]

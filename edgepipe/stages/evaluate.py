@@ -10,6 +10,8 @@ left out of the comparison (it cannot count as evidence for any target).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from edgepipe.artifacts import Artifact
 from edgepipe.config import AccuracyConfig
 from edgepipe.errors import ToolFailed
@@ -48,7 +50,7 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
         stages.skip("evaluate", "no evaluation or calibration data to run the models on" if data is None
                     else "no artifact could run")
         return None
-    split = "evaluation" if inputs.evaluation is not None else "calibration"
+    split: Literal["evaluation", "calibration"] = "evaluation" if inputs.evaluation is not None else "calibration"
     labelled = data.labels is not None
     limit = None if labelled else LABEL_FREE_SAMPLES
     detail = (f"top-1 on {len(data)} labelled samples" if labelled else

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Literal
 
 from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, contained, loadable, onnx2tf_failure
+from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
 from edgepipe.stages.inputs import BuildInputs
 
 STAGE = "export"
+ArtifactFormat = Literal["onnx", "tflite"]
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +51,11 @@ def _export_tf_graph(inputs: BuildInputs, folder: Path, scratch: Path,
     from edgepipe.export.to_tflite import export_tflite
 
     artifacts = []
+    exporters: list[tuple[ArtifactFormat, Tool, Callable[[Any, Path], Path]]] = [
+        ("onnx", TF2ONNX, export_onnx), ("tflite", TFLITE_CONVERTER, export_tflite)]
     with stages.stage(STAGE, "float ONNX (tf2onnx) and float TFLite (TFLite converter), batch 1"):
         graph = build_tf_graph(inputs.model, scratch)
-        for fmt, tool, export in (("onnx", TF2ONNX, export_onnx), ("tflite", TFLITE_CONVERTER, export_tflite)):
+        for fmt, tool, export in exporters:
             path = folder / f"model.{fmt}"
             try:
                 with contained(tool):
