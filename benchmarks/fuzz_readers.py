@@ -167,6 +167,7 @@ def _child(case: Path, activate: bool, pipe: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
     from edgepipe.errors import EdgepipeError
     from edgepipe.load import load_model
+    from edgepipe.load.rejections import is_expected_rejection
 
     verdict, detail = "accepted", ""
     try:
@@ -176,8 +177,9 @@ def _child(case: Path, activate: bool, pipe: int) -> None:
                 _activate(model)
             except Exception as exc:  # noqa: BLE001 - a runtime's own clean refusal is not a finding
                 verdict, detail = "runtime-refused", f"{type(exc).__name__}: {str(exc).strip()[:300]}"
-    except EdgepipeError as exc:
-        verdict, detail = "refused", type(exc).__name__
+    except EdgepipeError as exc:  # a refusal wrapping an unexpected exception is a bug dressed up: a finding
+        verdict, detail = (("refused", type(exc).__name__) if is_expected_rejection(exc) else
+                           ("finding", f"{type(exc).__name__} wrapping {exc.__cause__!r}"))
     except BaseException:  # noqa: BLE001 - anything else is what we look for
         verdict, detail = "finding", traceback.format_exc(limit=8)
     os.write(pipe, json.dumps({"verdict": verdict, "detail": detail}).encode())

@@ -50,6 +50,8 @@ class AccuracyConfig(_Strict):
     min_top1_agreement: float | None = Field(
         None, ge=0.0, le=1.0, description="Smallest allowed share of samples whose top-1 class agrees (classifiers).")
     max_abs_error: float | None = Field(None, ge=0.0, description="Largest allowed absolute error per output.")
+    gate: bool = Field(True, description="False: accuracy is measured and reported but does not decide the verdict "
+                                         "(the verdict says so); the int8 artifact and compatibility still do.")
 
 
 class LatencyConfig(_Strict):
@@ -96,6 +98,9 @@ class GateConfig(_Strict):
                                             description="Median latency budget of every int8 artifact (ms).")
     size_pct: float = Field(5.0, ge=0.0, description="Largest allowed growth of an artifact's size (%).")
     placement: bool = Field(True, description="An op newly placed on the CPU is a regression.")
+    baseline: Path | None = Field(
+        None, description="Baseline every build is compared with (baseline.json, summary.json, report.json or a build "
+                          "folder); `build --baseline` sets it.")
 
 
 class PreprocessConfig(_Strict):

@@ -69,3 +69,32 @@ class GateFailed(EdgepipeError):
     """The accuracy gate failed: the build finished, but CI must fail (exit 2)."""
 
     exit_code = ExitCode.GATE_FAILED
+
+
+class MissingToolchain(UserError):
+    """An optional toolchain (a vendor compiler, a converter) is not installed (exit 1).
+
+    ``tool`` names it; ``install`` is the command that installs it, e.g. ``pip install 'edgepipe[vela]'``.
+    A build does not raise this for a vendor check: it records the check as not run and goes on.
+    """
+
+    def __init__(self, tool: str, install: str, *, path: str | Path | None = None):
+        self.tool = tool
+        self.install = install
+        super().__init__(f"{tool} is not installed", path=path, fix=f"Install it: {install}")
+
+
+class ToolFailed(UserError):
+    """A third-party tool (quantizer, converter, runtime, vendor compiler) failed on the user's model.
+
+    ``tool`` names the tool, ``message`` is the tool's own message (first line) and ``next_step``
+    the config key or option that avoids the failure. A build records it as a failed stage or a
+    missing artifact and goes on with what it has; a command that only runs that tool exits 1.
+    Raised only by the boundaries in :mod:`edgepipe.stages.boundaries`, from the tool's own exception.
+    """
+
+    def __init__(self, tool: str, message: str, next_step: str):
+        self.tool = tool
+        self.message = message
+        self.next_step = next_step
+        super().__init__(f"{tool} failed: {message}", fix=next_step)

@@ -27,6 +27,7 @@ import numpy as np
 from edgepipe.artifacts import Artifact
 from edgepipe.cache import BuildCache, CacheKey, digest_of, target_keys
 from edgepipe.config import BuildConfig
+from edgepipe.gate import GateResult, apply_baseline, load_baseline
 from edgepipe.health import check_artifact
 from edgepipe.output import StagingFolder
 from edgepipe.quantize.report import QuantizationReport
@@ -57,10 +58,13 @@ class BuildResult:
     folders: dict[str, Path] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
     summary: BuildSummary | None = None
+    #: The baseline gate's findings, when ``config.gate.baseline`` is set.
+    gate: GateResult | None = None
 
     @property
     def passed(self) -> bool:
-        return all(r.verdict == "pass" for r in self.reports.values())
+        """Every target passed and, with a baseline, nothing regressed."""
+        return all(r.verdict == "pass" for r in self.reports.values()) and (self.gate is None or self.gate.passed)
 
 
 def seed_everything(seed: int = SEED) -> None:
@@ -219,8 +223,11 @@ def run_build(config: BuildConfig, listener: Listener | None = None, *,
     """Build every target in ``config`` into ``<output>/<model>/<target>/`` and summarise them.
 
     With ``cache``, targets whose inputs are unchanged are restored from it and
-    the others are built and stored in it.
+    the others are built and stored in it. With ``config.gate.baseline``, the
+    reports are compared with it (read first: a bad baseline fails before a long
+    build) and ``result.gate`` holds the findings.
     """
+    baseline = load_baseline(config.gate.baseline) if config.gate.baseline is not None else None
     seed_everything()
     stages = StageLog(listener)
     profiles = resolve_targets(config)
@@ -247,4 +254,6 @@ def run_build(config: BuildConfig, listener: Listener | None = None, *,
         result.folders[profile.name] = built.folders[profile.name]
         result.cached[profile.name] = built.cached[profile.name]
     _write_overview(result, cache, keys)
+    if baseline is not None:
+        result.gate = apply_baseline(result.reports, baseline, config.gate, result.root)
     return result

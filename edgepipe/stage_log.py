@@ -9,6 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from edgepipe.errors import ToolFailed
+from edgepipe.report.verdict import ToolFailure
+
 log = logging.getLogger(__name__)
 
 
@@ -17,7 +20,7 @@ class StageRecord:
     """One stage's outcome: ``ran`` (with its wall time in seconds) or ``skipped`` (with the reason)."""
 
     name: str
-    status: Literal["ran", "skipped"]
+    status: Literal["ran", "skipped", "failed"]
     seconds: float = 0.0
     detail: str = ""
 
@@ -27,6 +30,7 @@ class StageLog:
 
     def __init__(self, listener: Callable[[str, str], None] | None = None):
         self.records: list[StageRecord] = []
+        self.failures: list[ToolFailure] = []
         self._listener = listener or (lambda event, name: None)
 
     @contextmanager
@@ -48,3 +52,16 @@ class StageLog:
         """Record that ``name`` does not apply to this input, and why."""
         log.info("stage %s: skipped (%s)", name, reason)
         self.records.append(StageRecord(name, "skipped", 0.0, reason))
+
+    def fail(self, name: str, failure: ToolFailed, artifact: str | None = None) -> None:
+        """Record that a third-party tool failed in stage ``name``; the build goes on without its output."""
+        log.warning("stage %s: %s failed: %s (%s)", name, failure.tool, failure.message, failure.next_step)
+        self.records.append(StageRecord(name, "failed", 0.0, f"{failure.tool} failed: {failure.message}. "
+                                                           f"Next step: {failure.next_step}"))
+        record = ToolFailure(stage=name, tool=failure.tool, artifact=artifact, message=failure.message,
+                             next_step=failure.next_step)
+        same = [f for f in self.failures if (f.stage, f.tool, f.message) == (name, failure.tool, failure.message)]
+        if same and same[0].artifact is None and artifact is not None:  # the same failure, now with its artifact
+            self.failures[self.failures.index(same[0])] = record
+        elif not same:  # targets quantized in separate groups meet the same failure again
+            self.failures.append(record)

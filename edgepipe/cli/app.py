@@ -1,13 +1,18 @@
 """The Typer application, error handling and exit codes.
 
-Exit codes: 0 success; 1 user error (bad input or config); 2 accuracy gate
-failed; 3 internal error (a bug: please report it with the ``--debug`` output);
-130 interrupted. A user error prints one line naming the file and the fix,
-with no traceback; ``--debug`` shows the traceback of any error.
+Exit codes: 0 success; 1 the user's input or environment (bad model, config or
+data; a missing optional toolchain, named with the ``pip install`` that fixes
+it); 2 gate (a target failed or is not proven, or a baseline regression); 3 a
+bug in edgepipe (please report it with the ``--debug`` output; a third-party
+tool's failure is never exit 3: the build reports it and goes on); 130
+interrupted. A user error prints one line naming the file and the fix, with no
+traceback; ``--debug`` shows the traceback of any error. With ``--json`` an
+error still prints one JSON document on stdout.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -19,8 +24,10 @@ from typer.exceptions import Abort, Exit, TyperException
 
 from edgepipe.errors import EdgepipeError, ExitCode, UserError
 
-EPILOG = ("Exit codes: 0 success · 1 user error (bad input or config) · "
-          "2 accuracy gate failed or baseline regression · 3 internal error · 130 interrupted.")
+EPILOG = ("Exit codes: 0 success · 1 user error: bad input or config, or a missing optional toolchain (the "
+          "message names the pip install) · 2 gate: accuracy gate failed, a target failed or is not proven, or a "
+          "baseline regression · 3 internal error: a bug in edgepipe (third-party tool failures are reported, "
+          "never exit 3) · 130 interrupted. With --json, every exit prints one JSON document.")
 
 app = typer.Typer(
     name="edgepipe",
@@ -95,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _json_error(argv: list[str], code: int, kind: str, exc: BaseException | None, message: str) -> None:
+    """With ``--json``, an error is a JSON document on stdout too (CI parses stdout whatever the exit code)."""
+    if "--json" not in argv:
+        return
+    error = {"kind": kind, "type": type(exc).__name__ if exc is not None else None, "message": message,
+             "fix": getattr(exc, "fix", None)}
+    typer.echo(json.dumps({"verdict": "error", "exit_code": code, "error": error}, indent=2, ensure_ascii=False))
+
+
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -105,30 +121,38 @@ def _main(argv: list[str] | None) -> int:
         if debug:
             traceback.print_exc()
         _error(exc.one_line())
+        _json_error(argv, int(exc.exit_code), "user error", exc, exc.one_line())
         return int(exc.exit_code)
     except EdgepipeError as exc:
         if debug:
             traceback.print_exc()
         if exc.exit_code != ExitCode.GATE_FAILED:
             _error(f"{exc} (run with --debug for details)" if not debug else str(exc))
+            _json_error(argv, int(exc.exit_code), "internal error", exc, str(exc))
         return int(exc.exit_code)
     except Exit as exc:
         return int(exc.exit_code)
-    except Abort:
+    except Abort as exc:
         _error("interrupted; no outputs were written")
+        _json_error(argv, int(ExitCode.INTERRUPTED), "interrupted", exc, "interrupted; no outputs were written")
         return int(ExitCode.INTERRUPTED)
     except TyperException as exc:
         _error(f"{exc.format_message()} (see `edgepipe --help`)")
+        _json_error(argv, int(ExitCode.USER_ERROR), "user error", exc, exc.format_message())
         return int(ExitCode.USER_ERROR)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _error("interrupted; no outputs were written")
+        _json_error(argv, int(ExitCode.INTERRUPTED), "interrupted", exc, "interrupted; no outputs were written")
         return int(ExitCode.INTERRUPTED)
-    except Exception:  # noqa: BLE001 - a bug: keep its traceback, exit 3
+    except Exception as exc:  # noqa: BLE001 - a bug: keep its traceback, exit 3
         traceback.print_exc()
         _error("internal error: this is a bug in edgepipe; please report it with the traceback above")
+        _json_error(argv, int(ExitCode.INTERNAL_ERROR), "internal error", exc,
+                    f"{type(exc).__name__}: {exc} (a bug in edgepipe; the traceback is on stderr)")
         return int(ExitCode.INTERNAL_ERROR)
     if isinstance(code, int) and code == ExitCode.INTERRUPTED:
         _error("interrupted; no outputs were written")
+        _json_error(argv, int(ExitCode.INTERRUPTED), "interrupted", None, "interrupted; no outputs were written")
     return code if isinstance(code, int) else int(ExitCode.OK)
 
 

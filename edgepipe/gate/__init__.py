@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from edgepipe.config import GateConfig
@@ -17,9 +18,10 @@ from edgepipe.gate.baseline import load_baseline, load_reports, write_baseline
 from edgepipe.gate.checks import CHECKS, Finding
 from edgepipe.gate.diff import render_diff_markdown, render_diff_text
 from edgepipe.report.extract import as_dict
+from edgepipe.report.summary import SUMMARY_MD, write_text_atomic
 
-__all__ = ["GateResult", "compare", "load_baseline", "load_reports", "render_diff_markdown", "render_diff_text",
-           "write_baseline"]
+__all__ = ["GateResult", "apply_baseline", "compare", "load_baseline", "load_reports", "render_diff_markdown",
+           "render_diff_text", "write_baseline"]
 
 
 @dataclass
@@ -55,4 +57,15 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], tolerances:
         old, new = as_dict(baseline[name]), as_dict(report)
         for _, check in CHECKS:
             result.findings.extend(check(old, new, tolerances))
+    return result
+
+
+def apply_baseline(current: Mapping[str, Any], baseline: Mapping[str, Any], tolerances: GateConfig,
+                   root: Path) -> GateResult:
+    """The baseline gate of a finished build: compare, and add the diff to ``<root>/summary.md`` (the file
+    posted to a pull request), so every caller of ``run_build`` gets it, not only the CLI."""
+    result = compare(current, baseline, tolerances)
+    path = root / SUMMARY_MD
+    if path.is_file():
+        write_text_atomic(path, path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + render_diff_markdown(result))
     return result

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from edgepipe.errors import ModelLoadError
+from edgepipe.load.rejections import raised_by
 from edgepipe.tensors import Signature, TensorSpec
+
+#: What Keras' loader raises for a file it cannot rebuild (read from keras/src/saving: ValueError and TypeError
+#: for bad configs, KeyError/AttributeError for missing entries, OSError/zipfile errors for the archive).
+KERAS_REJECTIONS = (ValueError, TypeError, KeyError, AttributeError, IndexError, OSError, NotImplementedError,
+                    zipfile.BadZipFile, RuntimeError)
 
 
 def _spec(tensor: Any) -> TensorSpec:
@@ -45,15 +51,19 @@ def load(path: Path) -> tuple[Any, Signature]:
     keras = import_keras()
     try:
         model = keras.saving.load_model(path, compile=False, safe_mode=True)
-    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
+    except KERAS_REJECTIONS as exc:  # what Keras raises for a file it cannot rebuild; anything else is a bug
+        if not raised_by(exc, ("keras", "h5py", "tensorflow", "google")):
+            raise
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "Lambda" in reason and "safe_mode" in str(exc):
             raise ModelLoadError("holds a Lambda layer (embedded Python code); Keras safe_mode refused it and none "
                                  "of its code was run", path=path,
                                  fix="Replace the Lambda with built-in or registered custom layers and save again"
                                  ) from None
-        raise ModelLoadError(f"cannot load Keras model ({reason})", path=path,
-                             fix="Check the file is a Keras 3 model without Lambda layers") from None
+        error = ModelLoadError(f"cannot load Keras model ({reason})", path=path,
+                               fix="Check the file is a Keras 3 model without Lambda layers")
+        error.rejected_by = "keras"  # type: ignore[attr-defined]
+        raise error from exc
     signature = Signature(inputs=tuple(_spec(t) for t in model.inputs),
                           outputs=tuple(_spec(t) for t in model.outputs))
     return model, signature

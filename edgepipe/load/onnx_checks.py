@@ -16,6 +16,7 @@ from typing import Any
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.limits import check_declared_tensor, check_model_file
+from edgepipe.load.rejections import rejected_by
 
 #: Highest opset per operator domain that ONNX Runtime 1.32 loads (checked by tests/corpus against ORT itself).
 SUPPORTED_OPSETS: dict[str, int] = {"": 28, "ai.onnx": 28, "ai.onnx.ml": 5, "com.microsoft": 1,
@@ -23,9 +24,22 @@ SUPPORTED_OPSETS: dict[str, int] = {"": 28, "ai.onnx": 28, "ai.onnx.ml": 5, "com
 _EXPORT_FIX = "Export the model again; check the file is complete"
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def onnx_rejections() -> tuple[type[BaseException], ...]:
+    """What onnx and protobuf raise for a file they cannot parse or check (protobuf's ``DecodeError``,
+    ``onnx.checker.ValidationError``, and the ``ValueError``/``TypeError``/``OSError`` of their Python code)."""
+    from google.protobuf.message import DecodeError
+    from onnx.checker import ValidationError
+
+    return DecodeError, ValidationError, ValueError, TypeError, KeyError, IndexError, OSError, RuntimeError
+
+
+def ort_rejections() -> tuple[type[BaseException], ...]:
+    """ONNX Runtime's errors for a model it refuses to load (its pybind error classes)."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    names = ("Fail", "InvalidArgument", "NoSuchFile", "NoModel", "InvalidProtobuf", "InvalidGraph", "NotImplemented",
+             "RuntimeException", "EPFail", "ModelRequiresCompilation")
+    return tuple(getattr(state, name) for name in names if hasattr(state, name))
 
 
 def _graphs(graph: Any) -> Iterator[Any]:
@@ -125,26 +139,16 @@ def read_onnx(path: Path) -> Any:
     import onnx
 
     check_model_file(path)
-    try:
+    with rejected_by("onnx", ("onnx", "google"), onnx_rejections(), "not a valid ONNX model", path, _EXPORT_FIX):
         model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
-        raise ModelLoadError(f"not a valid ONNX model ({_first_line(exc)})", path=path, fix=_EXPORT_FIX) from None
     check_opsets(model, path)
     check_domains(model, path)
     check_external_data(model, path)
     check_input_shapes(model, path)
-    try:
+    with rejected_by("onnx", ("onnx", "google"), onnx_rejections(), "cannot read the external data", path,
+                     _EXPORT_FIX):
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-    except Exception as exc:  # noqa: BLE001 - a broken external data file is a user error
-        raise ModelLoadError(f"cannot read the external data ({_first_line(exc)})", path=path,
-                             fix=_EXPORT_FIX) from None
     return model
-
-
-def _runtime_reason(exc: BaseException) -> str:
-    """ONNX Runtime's message without its ``[ONNXRuntimeError] : 1 : FAIL :`` prefix and C++ source paths."""
-    text = _first_line(exc).split(" : FAIL : ")[-1]
-    return text.split("] ")[-1] if text.startswith("/onnxruntime_src") else text
 
 
 def check_opens_in_onnxruntime(model: Any, path: Path) -> None:
@@ -153,9 +157,7 @@ def check_opens_in_onnxruntime(model: Any, path: Path) -> None:
 
     options = ort.SessionOptions()  # the runner's settings: graph optimizations on (they can expose errors)
     options.log_severity_level = 4
-    try:
+    with rejected_by("onnxruntime", ("onnxruntime",), ort_rejections(), "ONNX Runtime cannot load the model", path,
+                     "Export the model again with a standard exporter; check it with "
+                     "onnx.checker.check_model(full_check=True)"):
         ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - whatever ONNX Runtime refuses is a user error here
-        raise ModelLoadError(f"ONNX Runtime cannot load the model ({_runtime_reason(exc)})", path=path,
-                             fix="Export the model again with a standard exporter; check it with "
-                                 "onnx.checker.check_model(full_check=True)") from None

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.errors import ModelLoadError
+from edgepipe.load.rejections import rejected_by
 from edgepipe.tensors import Signature, TensorSpec
 
 
@@ -30,15 +30,12 @@ def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[
     """The ``onnx.ModelProto`` in ``path`` (checked, dynamic input dims fixed: edgepipe.load.onnx_shapes)."""
     import onnx
 
-    from edgepipe.load.onnx_checks import read_onnx
+    from edgepipe.load.onnx_checks import onnx_rejections, read_onnx
 
     model = read_onnx(path)  # size limit, opsets, domains, external-data paths: checked before loading data
-    try:
+    with rejected_by("onnx", ("onnx", "google"), onnx_rejections(), "not a valid ONNX model", path,
+                     "Export the model again; check the file is complete"):
         onnx.checker.check_model(model)
-    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelLoadError(f"not a valid ONNX model ({reason})", path=path,
-                             fix="Export the model again; check the file is complete") from None
     from edgepipe.load.onnx_shapes import fix_input_shapes
 
     fix_input_shapes(model, input_shapes or {}, path)

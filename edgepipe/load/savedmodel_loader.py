@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from edgepipe.errors import ModelLoadError
+from edgepipe.load.rejections import rejected_by
 from edgepipe.tensors import Signature, TensorSpec
 
 SIGNATURE_KEY = "serving_default"
@@ -27,11 +28,12 @@ def load(path: Path) -> tuple[Any, Signature]:
 
     check_model_file(path)
     tf = import_tensorflow()
-    try:
+    from google.protobuf.message import DecodeError
+
+    errors = (tf.errors.OpError, DecodeError, ValueError, TypeError, KeyError, AttributeError, OSError)
+    with rejected_by("tensorflow", ("tensorflow", "keras", "google"), errors, "cannot load SavedModel", path,
+                     "Export it again with tf.saved_model.save or model.export"):
         loaded = tf.saved_model.load(str(path))
-    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
-        raise ModelLoadError(f"cannot load SavedModel ({str(exc).splitlines()[0]})", path=path,
-                             fix="Export it again with tf.saved_model.save or model.export") from None
     if SIGNATURE_KEY not in loaded.signatures:
         raise ModelLoadError(f"SavedModel has no '{SIGNATURE_KEY}' signature", path=path,
                              fix="Export it with a serving signature")

@@ -14,6 +14,7 @@ from typing import Any
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.limits import check_declared_tensor
+from edgepipe.load.rejections import raised_by
 
 #: Bytes per element of each ``tflite.TensorType`` (schema.fbs); sub-byte and opaque types count as 1.
 _ITEMSIZE = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 5: 1, 6: 1, 7: 2, 8: 8, 9: 1, 10: 8, 11: 16, 12: 8, 15: 4, 16: 2, 18: 2}
@@ -71,9 +72,14 @@ def check_tflite(content: bytes, path: Path) -> None:
             raise _Corrupt("no subgraphs")
         for s in range(n_subgraphs):
             _check_subgraph(model.Subgraphs(s), content, n_buffers, n_codes, path)
-    except (_Corrupt, struct.error, IndexError, ValueError, TypeError, AttributeError, OverflowError) as exc:
-        raise ModelLoadError(f"corrupt TFLite flatbuffer ({str(exc) or type(exc).__name__})", path=path,
-                             fix=_FIX) from None
+    except _Corrupt as exc:  # edgepipe's own bounds checks
+        raise ModelLoadError(f"corrupt TFLite flatbuffer ({exc})", path=path, fix=_FIX) from None
+    except (struct.error, IndexError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+        if not raised_by(exc, ("flatbuffers", "ai_edge_litert")):  # the generated reader's own rejection only
+            raise
+        error = ModelLoadError(f"corrupt TFLite flatbuffer ({str(exc) or type(exc).__name__})", path=path, fix=_FIX)
+        error.rejected_by = "flatbuffers"  # type: ignore[attr-defined]
+        raise error from exc
 
 
 def check_allocates(content: bytes, path: Path) -> None:
@@ -83,5 +89,9 @@ def check_allocates(content: bytes, path: Path) -> None:
     try:
         Interpreter(model_content=content).allocate_tensors()
     except (RuntimeError, ValueError) as exc:
+        if not raised_by(exc, ("ai_edge_litert",)):
+            raise
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise ModelLoadError(f"LiteRT cannot prepare the model ({reason})", path=path, fix=_FIX) from None
+        error = ModelLoadError(f"LiteRT cannot prepare the model ({reason})", path=path, fix=_FIX)
+        error.rejected_by = "LiteRT"  # type: ignore[attr-defined]
+        raise error from exc

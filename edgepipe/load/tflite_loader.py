@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.errors import ModelLoadError
+from edgepipe.load.rejections import rejected_by
 from edgepipe.tensors import Signature
 
 TFLITE_IDENTIFIER = b"TFL3"
@@ -23,12 +24,9 @@ def load(path: Path) -> tuple[bytes, Signature]:
     check_tflite(content, path)  # bounded pure-Python walk first: the interpreter never sees a corrupt file
     from edgepipe.runtimes.litert_runner import read_signature
 
-    try:
+    with rejected_by("LiteRT", ("ai_edge_litert", "tensorflow"), (ValueError, RuntimeError),
+                     "cannot read TFLite model", path, "Convert the model again; check the file is complete"):
         signature = read_signature(content)
-    except Exception as exc:  # noqa: BLE001 - any failure to parse a user's file is a user error
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelLoadError(f"cannot read TFLite model ({reason})", path=path,
-                             fix="Convert the model again; check the file is complete") from None
     from edgepipe.load.tflite_checks import check_allocates
 
     check_allocates(content, path)  # else the build's first LiteRT runner fails with exit 3

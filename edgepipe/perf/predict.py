@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from edgepipe.errors import ProfileError
+from edgepipe.errors import MissingToolchain, ProfileError, ToolFailed
 from edgepipe.perf.calibration import effective_performance
 from edgepipe.perf.cost_model import default_placement, estimate
 from edgepipe.perf.graph import GraphWork, read_graph
@@ -89,7 +89,11 @@ def predict(path: Path, profile: TargetProfile, mode: str | None = None) -> Perf
     latency_at: LatencyAtClock = lambda clock: estimate(graph, spec, clock, places).total_ms  # noqa: E731
     notes = []
     if spec.estimator == "vela" and path.suffix == ".tflite":
-        vela = _vela(path, spec, graph, places)
+        try:
+            vela = _vela(path, spec, graph, places)
+        except (MissingToolchain, ToolFailed) as missing:  # profile-based estimate without Vela, saying why
+            notes.append(f"Vela's estimate is not available ({missing.one_line()}); edgepipe's cost model instead")
+    if vela is not None:
         cycles = vela.cycles
         latency_at = lambda clock: cycles / (clock * 1e3)  # noqa: E731 - cycles at the mode's clock, in ms
         notes.append(f"Vela's estimate is the delegate estimate; edgepipe's cost model ÷ Vela = {vela.ratio:.2f}")

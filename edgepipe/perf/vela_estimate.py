@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgepipe.errors import EdgepipeError
+from edgepipe.errors import MissingToolchain, ToolFailed
 from edgepipe.targets.performance import PerformanceSpec
 
 
@@ -35,15 +35,15 @@ class VelaEstimate:
     cpu_ops: int
 
 
-class VelaFailed(EdgepipeError):
-    """Vela is missing or could not compile the model."""
+class VelaFailed(ToolFailed):
+    """Vela ran and could not compile the model (a tool failure: reported, never exit 3)."""
 
 
 def _vela_command() -> list[str]:
     beside = Path(sys.executable).with_name("vela")
     found = str(beside) if beside.is_file() else shutil.which("vela")
     if found is None:
-        raise VelaFailed("the vela compiler is not installed (pip install 'edgepipe[vela]')")
+        raise MissingToolchain("the vela compiler", "pip install 'edgepipe[vela]'")
     return [found]
 
 
@@ -61,7 +61,8 @@ def run_vela(tflite: Path, spec: PerformanceSpec, timeout_s: float = 300) -> Vel
         summaries = sorted(Path(tmp).glob("*_summary_*.csv"))
         if proc.returncode != 0 or not summaries:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise VelaFailed(f"vela failed on {tflite.name}: {tail[0]}")
+            raise VelaFailed("vela", f"{tflite.name}: {tail[0]}",
+                             "the cost-model estimate is used instead; `edgepipe check --verify` shows Vela's view")
         with summaries[0].open(encoding="utf-8") as handle:
             row = next(csv.DictReader(handle))
     counts = {kind: int(m.group(1)) for kind in ("CPU", "NPU")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from edgepipe.report import extract, plots
 from edgepipe.report.schema import BuildReport
-from edgepipe.report.summary import write_text_atomic
+from edgepipe.report.summary import overall_verdict, write_text_atomic
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:60rem;color:#1b1f23;
@@ -25,7 +25,7 @@ h2{font-size:1.25rem;margin-top:2rem;color:#0b6e4f}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
 th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}
 th{background:#f0f4f2}
-.pass{color:#0b6e4f;font-weight:600}.fail{color:#b42318;font-weight:600}
+.pass{color:#0b6e4f;font-weight:600}.fail{color:#b42318;font-weight:600}.not-proven{color:#b54708;font-weight:600}
 .note{color:#57606a;font-style:italic}
 figure{margin:0}svg{max-width:100%;height:auto}
 """
@@ -36,7 +36,22 @@ def _pct(value: float | None) -> str:
 
 
 def _verdict(verdict: str) -> str:
-    return f'<span class="{escape(verdict)}">{"✓" if verdict == "pass" else "✗"} {escape(verdict)}</span>'
+    css = verdict.replace(" ", "-")
+    return f'<span class="{escape(css)}">{"✓" if verdict == "pass" else "✗"} {escape(verdict)}</span>'
+
+
+def _evidence(report: BuildReport) -> str:
+    """The verdict's evidence and the tools that failed, as two small tables."""
+    html = ""
+    if report.evidence:
+        html += ("<table><tr><th>requirement</th><th>outcome</th><th>detail</th></tr>" + "".join(
+            f"<tr><td>{escape(e.requirement)}</td><td>{escape(e.outcome)}</td><td>{escape(e.detail)}</td></tr>"
+            for e in report.evidence) + "</table>")
+    if report.failures:
+        html += ("<table><tr><th>stage</th><th>tool</th><th>message</th><th>next step</th></tr>" + "".join(
+            f"<tr><td>{escape(f.stage)}</td><td>{escape(f.tool)}</td><td>{escape(f.message)}</td>"
+            f"<td>{escape(f.next_step)}</td></tr>" for f in report.failures) + "</table>")
+    return html
 
 
 def _summary(reports: list[BuildReport]) -> str:
@@ -119,14 +134,14 @@ def _target(report: BuildReport) -> str:
         accuracy = ("<table><tr><th>format</th><th>float</th><th>int8</th><th>drop (points)</th></tr>"
                     f"{accuracy}</table>")
     return (f'<h3 id="target-{escape(report.target)}">{escape(report.target)} — {_verdict(report.verdict)}</h3>'
-            f"<p>{escape(report.verdict_reason)}</p>{accuracy}<table><tr><th>file</th><th>format</th>"
+            f"<p>{escape(report.verdict_reason)}</p>{_evidence(report)}{accuracy}<table><tr><th>file</th><th>format</th>"
             f"<th>precision</th><th>size (bytes)</th><th>host latency p50 (ms)</th></tr>{rows}</table>")
 
 
 def render_html(reports: list[BuildReport]) -> str:
     """The whole page for ``reports`` (one per target, same model)."""
     model = reports[0].model
-    overall = "pass" if all(r.verdict == "pass" for r in reports) else "fail"
+    overall = overall_verdict([r.verdict for r in reports])
     sections = [("summary", "Summary", _summary(reports)),
                 ("pareto", "Accuracy, latency and energy across targets", _pareto(reports)),
                 ("sensitivity", "Per-layer quantization sensitivity", _sensitivity(reports)),

@@ -4,8 +4,10 @@ The file follows the common JUnit XML format (Ant's ``XMLJUnitResultFormatter``,
 as the Jenkins xUnit plugin's ``junit-10.xsd`` and GitLab's ``artifacts:reports:junit``
 read it): ``<testsuites>`` → one ``<testsuite>`` per target → ``<testcase>`` per check,
 with ``<failure>`` for a failed check and ``<skipped>`` for one that does not apply.
-Checks: the accuracy gate, op support, the latency budget and, with a baseline,
-one case per baseline comparison (accuracy, int8 drop, latency, placement, size).
+Checks: the verdict's evidence (int8 artifact, accuracy gate, compatibility and, where the
+profile requires it, vendor compile: "not proven" is a failure, "not gated"/"not checked" a
+skip), op support, the latency budget and, with a baseline, one case per baseline comparison
+(accuracy, int8 drop, latency, placement, size).
 """
 
 from __future__ import annotations
@@ -34,11 +36,22 @@ class CaseResult:
     detail: str = ""
 
 
-def accuracy_case(report: BuildReport) -> CaseResult:
-    """The build's own accuracy gate: the int8 drop within the threshold."""
-    if report.accuracy is None or not report.accuracy.int8:
-        return CaseResult("accuracy gate", "skipped", report.verdict_reason)
-    return CaseResult("accuracy gate", "passed" if report.verdict == "pass" else "failed", report.verdict_reason)
+_CASE_NAMES = {"accuracy": "accuracy gate"}
+_OUTCOMES: dict[str, Literal["passed", "failed", "skipped"]] = {
+    "met": "passed", "failed": "failed", "not proven": "failed", "not gated": "skipped", "not checked": "skipped"}
+
+
+def evidence_cases(report: BuildReport) -> list[CaseResult]:
+    """One case per piece of the verdict's evidence; a 'not proven' one fails, saying so."""
+    cases = []
+    for item in report.evidence:
+        message = f"not proven: {item.detail}" if item.outcome == "not proven" else item.detail
+        cases.append(CaseResult(_CASE_NAMES.get(item.requirement, item.requirement), _OUTCOMES[item.outcome],
+                                message))
+    if not report.evidence:  # a report from before evidence was recorded
+        cases.append(CaseResult("accuracy gate", "passed" if report.verdict == "pass" else "failed",
+                                report.verdict_reason))
+    return cases
 
 
 def support_case(report: BuildReport, device_class: str | None) -> CaseResult:
@@ -110,7 +123,7 @@ def render_junit(reports: list[BuildReport], tolerances: GateConfig, gate: GateR
     root = ET.Element("testsuites", name="edgepipe")
     totals = {"tests": 0, "failures": 0}
     for report in reports:
-        cases = [accuracy_case(report), support_case(report, (device_classes or {}).get(report.target)),
+        cases = [*evidence_cases(report), support_case(report, (device_classes or {}).get(report.target)),
                  latency_case(report, tolerances.latency_budget_ms)]
         if gate is not None:
             cases += baseline_cases(report.target, gate)

@@ -12,13 +12,14 @@ def _pct(value: float | None) -> str:
 
 def render_markdown(report: BuildReport) -> str:
     """The Markdown summary: verdict, accuracy, artifacts, latency, stages."""
-    icon = "✅" if report.verdict == "pass" else "❌"
+    icon = {"pass": "✅", "fail": "❌"}.get(report.verdict, "⚠️")
     lines = [
         f"# edgepipe build: {report.model.path} → {report.target}",
         "",
         f"**Verdict: {icon} {report.verdict}** — {report.verdict_reason}",
         "",
     ]
+    lines += render_evidence(report)
     if report.accuracy and report.accuracy.metric == "label_free" and report.accuracy.label_free is not None:
         lines += render_label_free(report.accuracy.label_free)
     elif report.accuracy:
@@ -63,3 +64,19 @@ def render_markdown(report: BuildReport) -> str:
     lines += ["", f"<sub>edgepipe {report.edgepipe_version}, report schema {report.schema_version}; model sha256 "
               f"`{report.model.sha256[:16]}…`</sub>", ""]
     return "\n".join(lines)
+
+
+def render_evidence(report: BuildReport) -> list[str]:
+    """What the verdict rests on, and the third-party tools that failed (with their next step)."""
+    lines = []
+    if report.evidence:
+        lines += ["| requirement | outcome | detail |", "|---|---|---|"]
+        lines += [f"| {e.requirement} | {e.outcome} | {e.detail.replace('|', '/')} |" for e in report.evidence]
+        lines.append("")
+    if report.failures:
+        lines += ["## Tool failures (the build went on without their output)", "",
+                  "| stage | tool | artifact | message | next step |", "|---|---|---|---|---|"]
+        lines += [f"| {f.stage} | {f.tool} | {f.artifact or '–'} | {f.message.replace('|', '/')} | "
+                  f"{f.next_step.replace('|', '/')} |" for f in report.failures]
+        lines.append("")
+    return lines

@@ -11,9 +11,10 @@ from edgepipe.perf.report import PerformanceReport
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report.custom_ops import CustomOpsReport
 from edgepipe.report.label_free import LabelFreeInfo
+from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
 from edgepipe.support.report import SupportReport
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class _Record(BaseModel):
@@ -58,7 +59,7 @@ class LatencyDetail(_Record):
 
 class StageInfo(_Record):
     name: str
-    status: Literal["ran", "skipped"]
+    status: Literal["ran", "skipped", "failed"]
     seconds: float
     detail: str = ""
 
@@ -76,7 +77,7 @@ class BuildReport(_Record):
     latency: dict[str, LatencyDetail]
     stages: list[StageInfo]
     tool_versions: dict[str, str]
-    verdict: Literal["pass", "fail"]
+    verdict: Verdict
     verdict_reason: str
     quantization: QuantizationReport | None = Field(
         None, description="The quantization ladder's decision trail and per-layer sensitivity.")
@@ -86,3 +87,7 @@ class BuildReport(_Record):
         None, description="Latency per power mode, energy per inference (mJ) and the estimate's known error.")
     custom_ops: CustomOpsReport | None = Field(
         None, description="Custom or unknown ops of the model and whether this target's accelerator lists them.")
+    evidence: list[Evidence] = Field(
+        default_factory=list, description="What the verdict rests on: int8 artifact, accuracy, compatibility, compile.")
+    failures: list[ToolFailure] = Field(
+        default_factory=list, description="Third-party tools that failed; the build went on without their output.")

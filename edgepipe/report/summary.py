@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from edgepipe.report.schema import BuildReport, ModelInfo
+from edgepipe.report.verdict import Verdict
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
-SUMMARY_VERSION = "1.0"
+SUMMARY_VERSION = "1.1"
 
 
 class _Record(BaseModel):
@@ -23,7 +23,7 @@ class TargetSummary(_Record):
     """One target's line in the summary."""
 
     target: str
-    verdict: Literal["pass", "fail"]
+    verdict: Verdict
     verdict_reason: str
     report: str = Field(description="Path of the target's report.json, relative to the summary.")
     int8_accuracy: dict[str, float] = Field(description="Int8 accuracy per format (0..1).")
@@ -41,7 +41,11 @@ class BuildSummary(_Record):
     edgepipe_version: str
     model: ModelInfo
     targets: list[TargetSummary]
-    verdict: Literal["pass", "fail"]
+    verdict: Verdict = Field(description="'fail' if any target failed, else 'not proven' if any was not proven, "
+                                         "else 'pass'.")
+    failures: list[str] = Field(default_factory=list,
+                                description="Third-party tools that failed in the build, one line each with the "
+                                            "next step.")
 
 
 def summarise(reports: dict[str, BuildReport], cached: dict[str, bool],
@@ -58,9 +62,21 @@ def summarise(reports: dict[str, BuildReport], cached: dict[str, bool],
             worst_drop_points=max(drops.values()) if drops else None, latency_ms=dict(report.latency_ms),
             size_bytes={a.path: a.size_bytes for a in report.artifacts}, cached=cached.get(name, False),
             cache_key=keys.get(name)))
-    verdict = "pass" if all(r.verdict == "pass" for r in reports.values()) else "fail"
+    failures = list(dict.fromkeys(f"{f.tool} ({f.stage}{', ' + f.artifact if f.artifact else ''}): {f.message} — "
+                                  f"next step: {f.next_step}" for r in reports.values() for f in r.failures))
     return BuildSummary(edgepipe_version=first.edgepipe_version, model=first.model, targets=lines,
-                        verdict=verdict)
+                        verdict=overall_verdict([r.verdict for r in reports.values()]), failures=failures)
+
+
+def overall_verdict(verdicts: list[Verdict]) -> Verdict:
+    """``fail`` if any target failed, else ``not proven`` if any was not proven, else ``pass``."""
+    if "fail" in verdicts:
+        return "fail"
+    return "not proven" if "not proven" in verdicts else "pass"
+
+
+def _icon(verdict: str) -> str:
+    return {"pass": "✅", "fail": "❌"}.get(verdict, "⚠️")
 
 
 def _pct(value: float | None) -> str:
@@ -69,7 +85,7 @@ def _pct(value: float | None) -> str:
 
 def render_summary_markdown(summary: BuildSummary) -> str:
     """A table of targets fit for a pull-request comment."""
-    icon = "✅" if summary.verdict == "pass" else "❌"
+    icon = _icon(summary.verdict)
     lines = [f"# edgepipe build summary: {Path(summary.model.path).name}", "",
              f"**Verdict: {icon} {summary.verdict}** ({len(summary.targets)} target(s))", "",
              "| target | verdict | int8 accuracy | worst drop (points) | int8 TFLite (bytes) | cache | reason |",
@@ -78,10 +94,13 @@ def render_summary_markdown(summary: BuildSummary) -> str:
         best = max(line.int8_accuracy.values()) if line.int8_accuracy else None
         drop = "–" if line.worst_drop_points is None else f"{line.worst_drop_points:+.2f}"
         size = line.size_bytes.get("model_int8.tflite")
-        lines.append(f"| {line.target} | {'✅' if line.verdict == 'pass' else '❌'} {line.verdict} | {_pct(best)} | "
+        lines.append(f"| {line.target} | {_icon(line.verdict)} {line.verdict} | {_pct(best)} | "
                      f"{drop} | {'–' if size is None else f'{size:,}'} | {'hit' if line.cached else 'built'} | "
                      f"{line.verdict_reason} |")
     lines.append("")
+    if summary.failures:
+        lines += ["## Tool failures (the build went on without their output)", ""]
+        lines += [f"- {line}" for line in summary.failures] + [""]
     return "\n".join(lines)
 
 

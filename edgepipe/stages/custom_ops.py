@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from edgepipe.report.custom_ops import CustomOpInfo, CustomOpsReport
 
@@ -57,7 +57,7 @@ def onnx_custom_ops(model: object) -> Counter[tuple[str, str]]:
 def custom_ops_stage(context: TargetContext) -> tuple[str, CustomOpsReport]:
     """``custom_ops``: the source model's custom ops, whether the host ran them and whether this target lists them."""
     model = context.inputs.model
-    fmt = "onnx" if model.format == "onnx" else "tflite"
+    fmt: Literal["onnx", "tflite"] = "onnx" if model.format == "onnx" else "tflite"
     if model.format == "tflite":
         counts = tflite_custom_ops(model.path)
     elif model.format == "onnx":

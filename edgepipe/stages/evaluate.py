@@ -4,18 +4,24 @@ Every artifact runs once on the evaluation inputs (or, with no evaluation data, 
 calibration inputs). With labels, top-1 accuracy per artifact and the int8 drop are
 the gate; the label-free comparison of every other artifact with the float reference
 (:mod:`edgepipe.metrics`) is always reported and gates the build when there are no labels.
+An artifact its runtime cannot run on the data is recorded as that runtime's failure and
+left out of the comparison (it cannot count as evidence for any target).
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from edgepipe.artifacts import Artifact
 from edgepipe.config import AccuracyConfig
+from edgepipe.errors import ToolFailed
 from edgepipe.evaluate import top1_accuracy
 from edgepipe.metrics.compare import compare, reference_of, run_outputs
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.report.label_free import LabelFreeInfo
 from edgepipe.report.schema import AccuracyInfo
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import contained, runtime_of
 from edgepipe.stages.inputs import BuildInputs
 
 #: Samples the label-free comparison runs on at most (it runs every artifact on each).
@@ -44,13 +50,22 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
         stages.skip("evaluate", "no evaluation or calibration data to run the models on" if data is None
                     else "no artifact could run")
         return None
-    split = "evaluation" if inputs.evaluation is not None else "calibration"
+    split: Literal["evaluation", "calibration"] = "evaluation" if inputs.evaluation is not None else "calibration"
     labelled = data.labels is not None
     limit = None if labelled else LABEL_FREE_SAMPLES
     detail = (f"top-1 on {len(data)} labelled samples" if labelled else
               f"label-free on {min(len(data), LABEL_FREE_SAMPLES)} {split} samples")
+    outputs = {}
     with stages.stage("evaluate", detail):
-        outputs = {a.key: run_outputs(a.path, data, limit) for a in artifacts}
+        for artifact in list(artifacts):
+            try:
+                with contained(runtime_of(artifact.format)):
+                    outputs[artifact.key] = run_outputs(artifact.path, data, limit)
+            except ToolFailed as failure:
+                stages.fail("evaluate", failure, artifact=artifact.key)
+                artifacts = [a for a in artifacts if a.key != artifact.key]
+    if not outputs:
+        return None
     reference = reference_of(artifacts)
     thresholds = thresholds_of(accuracy)
     comparisons = [compare(a, reference, outputs, thresholds) for a in artifacts

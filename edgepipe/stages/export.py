@@ -7,17 +7,28 @@
   says why the TFLite is missing.
 - TFLite: the file itself. An int8 file is only checked and benchmarked; a file LiteRT
   cannot run (custom ops) yields no artifact and the report names the ops.
+
+A converter that fails (tf2onnx, the TFLite converter, onnx2tf) or a float artifact its runtime
+refuses is recorded as a failed stage with the tool's message and a next step; the build goes
+on with the other format (:mod:`edgepipe.stages.boundaries`).
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Literal
 
 from edgepipe.artifacts import Artifact
+from edgepipe.errors import ToolFailed
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
 from edgepipe.stages.inputs import BuildInputs
+
+STAGE = "export"
+ArtifactFormat = Literal["onnx", "tflite"]
 
 log = logging.getLogger(__name__)
 
@@ -26,18 +37,33 @@ def export_stage(inputs: BuildInputs, folder: Path, scratch: Path, stages: Stage
     """Float ONNX and float TFLite of the source model (or the source itself when it already is one)."""
     model = inputs.model
     if model.format in ("keras", "savedmodel"):
-        from edgepipe.export.tf_function import build_tf_graph
-        from edgepipe.export.to_onnx import export_onnx
-        from edgepipe.export.to_tflite import export_tflite
-
-        with stages.stage("export", "float ONNX (tf2onnx) and float TFLite (TFLite converter), batch 1"):
-            graph = build_tf_graph(model, scratch)
-            artifacts = [Artifact(export_onnx(graph, folder / "model.onnx"), "onnx", "fp32"),
-                         Artifact(export_tflite(graph, folder / "model.tflite"), "tflite", "fp32")]
-        return artifacts, graph
+        return _export_tf_graph(inputs, folder, scratch, stages)
     if model.format == "onnx":
-        return _export_onnx_input(inputs, folder, scratch, stages), None
-    return _export_tflite_input(inputs, folder, stages), None
+        return loadable(_export_onnx_input(inputs, folder, scratch, stages), stages, STAGE), None
+    return loadable(_export_tflite_input(inputs, folder, stages), stages, STAGE), None
+
+
+def _export_tf_graph(inputs: BuildInputs, folder: Path, scratch: Path,
+                     stages: StageLog) -> tuple[list[Artifact], object]:
+    """Float ONNX (tf2onnx) and float TFLite (TFLite converter); a converter that fails leaves its format out."""
+    from edgepipe.export.tf_function import build_tf_graph
+    from edgepipe.export.to_onnx import export_onnx
+    from edgepipe.export.to_tflite import export_tflite
+
+    artifacts = []
+    exporters: list[tuple[ArtifactFormat, Tool, Callable[[Any, Path], Path]]] = [
+        ("onnx", TF2ONNX, export_onnx), ("tflite", TFLITE_CONVERTER, export_tflite)]
+    with stages.stage(STAGE, "float ONNX (tf2onnx) and float TFLite (TFLite converter), batch 1"):
+        graph = build_tf_graph(inputs.model, scratch)
+        for fmt, tool, export in exporters:
+            path = folder / f"model.{fmt}"
+            try:
+                with contained(tool):
+                    artifacts.append(Artifact(export(graph, path), fmt, "fp32"))
+            except ToolFailed as failure:
+                stages.fail(STAGE, failure, artifact=path.name)
+                path.unlink(missing_ok=True)
+    return loadable(artifacts, stages, STAGE), graph
 
 
 def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages: StageLog) -> list[Artifact]:
@@ -69,9 +95,12 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
             convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch)
             _check_same_inputs(tflite_path, inputs)
     except ConversionError as exc:
-        log.warning("%s: %s", inputs.model.path.name, exc)
         tflite_path.unlink(missing_ok=True)
-        stages.skip("export", f"input is ONNX; TFLite conversion failed: {exc}")
+        stages.fail(STAGE, onnx2tf_failure(f"TFLite conversion failed: {exc}"), artifact=tflite_path.name)
+        return artifacts
+    except ToolFailed as failure:  # LiteRT refused to run onnx2tf's output
+        tflite_path.unlink(missing_ok=True)
+        stages.fail(STAGE, failure, artifact=tflite_path.name)
         return artifacts
     return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
 
@@ -90,11 +119,9 @@ def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
         want = [tuple(s.shape) for s in inputs.model.signature.inputs]
         if got != want:
             raise ConversionError(f"onnx2tf's TFLite takes inputs {got}, the ONNX model {want}")
-        try:
-            assert inputs.calibration is not None
+        assert inputs.calibration is not None
+        with contained(LITERT):
             runner.infer(next(inputs.calibration.samples()))
-        except Exception as exc:  # noqa: BLE001 - whatever LiteRT says about the converted model, report it
-            raise ConversionError(f"onnx2tf's TFLite does not run in LiteRT: {exc}") from None
 
 
 def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> list[Artifact]:

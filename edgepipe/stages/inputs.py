@@ -20,6 +20,8 @@ class BuildInputs:
     calibration: Dataset | None
     evaluation: Dataset | None
     targets: tuple[TargetProfile, ...]
+    #: False when the user turned accuracy gating off (``accuracy.gate = false``); the verdict says so.
+    accuracy_gate: bool = True
 
 
 def _num_classes(model: SourceModel) -> int | None:
@@ -42,4 +44,5 @@ def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
         evaluation = load_dataset(config.data.evaluation, model.signature, role="evaluation",
                                   num_classes=_num_classes(model), preprocess=config.preprocess)
     check_writable(config.output)
-    return BuildInputs(model=model, calibration=calibration, evaluation=evaluation, targets=targets)
+    return BuildInputs(model=model, calibration=calibration, evaluation=evaluation, targets=targets,
+                       accuracy_gate=config.accuracy.gate)

@@ -1,11 +1,13 @@
-"""Stage: simple host latency of every artifact."""
+"""Stage: simple host latency of every artifact (one its runtime cannot run is recorded and left out)."""
 
 from __future__ import annotations
 
 from edgepipe.artifacts import Artifact
 from edgepipe.config import BuildConfig
+from edgepipe.errors import ToolFailed
 from edgepipe.latency import LatencyResult, measure_latency
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import contained, runtime_of
 from edgepipe.stages.inputs import BuildInputs
 
 
@@ -17,6 +19,13 @@ def latency_stage(inputs: BuildInputs, artifacts: list[Artifact], config: BuildC
         stages.skip("latency", "no data to time the model on")
         return {}
     sample = next(data.samples())
+    timed: dict[str, LatencyResult] = {}
     with stages.stage("latency", f"{config.latency.warmup} warm-up + {config.latency.runs} timed runs each"):
-        return {a.key: measure_latency(a.path, sample, warmup=config.latency.warmup, runs=config.latency.runs)
-                for a in artifacts}
+        for artifact in artifacts:
+            try:
+                with contained(runtime_of(artifact.format)):
+                    timed[artifact.key] = measure_latency(artifact.path, sample, warmup=config.latency.warmup,
+                                                          runs=config.latency.runs)
+            except ToolFailed as failure:
+                stages.fail("latency", failure, artifact=artifact.key)
+    return timed

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
+from edgepipe.errors import ToolFailed
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import LITERT, ONNXRUNTIME, contained
 from edgepipe.stages.inputs import BuildInputs
 from edgepipe.targets import TargetProfile
 
@@ -59,7 +61,10 @@ def run_target_stages(context: TargetContext) -> dict[str, Any]:
     """Run every registered per-target stage; returns report sections by field name."""
     sections: dict[str, Any] = {}
     for name, stage in TARGET_STAGES:
-        with context.stages.stage(f"{name}:{context.target.name}"):
-            field, section = stage(context)
-            sections[field] = section
+        try:  # a runtime or quantizer failing inside a stage loses that section, not the target
+            with context.stages.stage(f"{name}:{context.target.name}"), contained(ONNXRUNTIME), contained(LITERT):
+                field, section = stage(context)
+                sections[field] = section
+        except ToolFailed as failure:
+            context.stages.fail(f"{name}:{context.target.name}", failure)
     return sections

@@ -4,6 +4,11 @@ With labelled evaluation data the ladder runs (:mod:`edgepipe.quantize.ladder`)
 and stops at the first step whose accuracy drop is within the threshold; its
 decision trail goes into the report. Without labels there is nothing to gate,
 so only step (a), plain PTQ, runs.
+
+Containment: a quantizer failure (ONNX Runtime's quantizer, the TFLite converter) or an
+int8 artifact its runtime refuses is recorded as a failed stage with the tool's message and
+a next step (:mod:`edgepipe.stages.boundaries`); the other format is still quantized. When
+the ladder itself fails, plain PTQ runs per format instead.
 """
 
 from __future__ import annotations
@@ -13,27 +18,47 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
+from edgepipe.errors import ToolFailed
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
 from edgepipe.stages.inputs import BuildInputs
+
+STAGE = "quantize"
+
+
+def _quantize_one(artifact: Artifact, graph: Any, folder: Path, scratch: Path, calibration: Any,
+                  recipe: QuantRecipe) -> Artifact | None:
+    """The int8 twin of one float artifact (None when there is no quantizer for it), inside its tool's boundary."""
+    if artifact.format == "onnx":
+        from edgepipe.quantize.onnx_qdq import quantize_onnx
+
+        with contained(ORT_QUANTIZER):
+            path = quantize_onnx(artifact.path, folder / "model_int8.onnx", calibration, recipe, scratch)
+        return Artifact(path, "onnx", "int8")
+    if graph is not None:
+        from edgepipe.quantize.tflite_int8 import quantize_tflite
+
+        with contained(TFLITE_CONVERTER):
+            path = quantize_tflite(graph, folder / "model_int8.tflite", calibration, recipe)
+        return Artifact(path, "tflite", "int8")
+    return None
 
 
 def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
-               recipe: QuantRecipe) -> list[Artifact]:
+               recipe: QuantRecipe, stages: StageLog) -> list[Artifact]:
+    """Step (a) per format; a format whose quantizer fails is recorded and left out, the others go on."""
     assert inputs.calibration is not None
     quantized: list[Artifact] = []
     for artifact in floats:
-        if artifact.format == "onnx":
-            from edgepipe.quantize.onnx_qdq import quantize_onnx
-
-            path = quantize_onnx(artifact.path, folder / "model_int8.onnx", inputs.calibration, recipe, scratch)
-            quantized.append(Artifact(path, "onnx", "int8"))
-        elif graph is not None:
-            from edgepipe.quantize.tflite_int8 import quantize_tflite
-
-            path = quantize_tflite(graph, folder / "model_int8.tflite", inputs.calibration, recipe)
-            quantized.append(Artifact(path, "tflite", "int8"))
+        try:
+            made = _quantize_one(artifact, graph, folder, scratch, inputs.calibration, recipe)
+        except ToolFailed as failure:
+            stages.fail(STAGE, failure, artifact=f"model_int8.{artifact.format}")
+            continue
+        if made is not None:
+            quantized.append(made)
     return quantized
 
 
@@ -59,23 +84,32 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
 
 def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, folder: Path, scratch: Path,
                    stages: StageLog, config: Any = None) -> tuple[list[Artifact], QuantizationReport | None]:
-    """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran."""
+    """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran.
+
+    Only artifacts their runtime loads come back; every tool failure is in ``stages.failures``.
+    """
     if inputs.calibration is None:
-        stages.skip("quantize", "no calibration data (give --calib or data.calibration)")
+        stages.skip(STAGE, "no calibration data (give --calib or data.calibration)")
         return [], None
     quantized: list[Artifact] = []
     report = None
     gated = (config is not None and inputs.evaluation is not None and inputs.evaluation.labels is not None
              and inputs.model.format in ("keras", "savedmodel", "onnx"))
     if gated:
-        with stages.stage("quantize", f"fallback ladder on {len(inputs.calibration)} calibration samples"):
-            quantized, report = _ladder(inputs, floats, graph, folder, scratch, config)
-    else:
+        try:
+            with stages.stage(STAGE, f"fallback ladder on {len(inputs.calibration)} calibration samples"), \
+                    contained(ORT_QUANTIZER), contained(TFLITE_CONVERTER):
+                quantized, report = _ladder(inputs, floats, graph, folder, scratch, config)
+        except ToolFailed as failure:
+            stages.fail(STAGE, failure)
+            gated = False  # the ladder broke in a tool: plain PTQ per format, each contained on its own
+    if not gated:
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
-        with stages.stage("quantize", f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples"):
-            quantized = _plain_ptq(inputs, floats, graph, folder, scratch, recipe)
+        with stages.stage(STAGE, f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples"):
+            quantized = _plain_ptq(inputs, floats, graph, folder, scratch, recipe, stages)
+    quantized = loadable(quantized, stages, STAGE)
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite
 

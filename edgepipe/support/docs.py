@@ -42,6 +42,25 @@ def _table_section(fmt: str, table: OpTable) -> list[str]:
     return lines
 
 
+def _requirement_lines(profile: TargetProfile) -> list[str]:
+    """What a pass verdict needs on this target (``[requirements]``, device-class defaults filled in)."""
+    req = profile.required()
+    formats = "/".join(dict.fromkeys([profile.artifact.format, *profile.deploy_formats]))
+    lines = ["## What a pass needs", "", f"- an int8 {formats} artifact, evaluated on the evaluation data, within "
+             "the accuracy threshold (or `accuracy.gate = false`, which the verdict then says)"]
+    if req.min_accelerator_mac_share is not None:
+        lines.append(f"- at least {100 * req.min_accelerator_mac_share:g}% of the model's MACs on the accelerator")
+    if req.max_cpu_ops is not None:
+        lines.append(f"- at most {req.max_cpu_ops} op(s) left on the CPU")
+    if req.max_partitions is not None:
+        lines.append(f"- at most {req.max_partitions} accelerator partition(s)")
+    if req.must_fit_sram:
+        lines.append("- peak activations within the on-chip SRAM")
+    if req.must_compile:
+        lines.append(f"- a successful compile by {profile.vendor_tool or 'the vendor compiler'} where it is installed")
+    return [*lines, ""]
+
+
 def render_target_doc(profile: TargetProfile) -> str:
     """The Markdown document of one target: what it is, where the facts come from, its ops and constraints."""
     lines = [HEADER, "", f"# {profile.name}", "", profile.description, "",
@@ -62,6 +81,7 @@ def render_target_doc(profile: TargetProfile) -> str:
     if profile.vendor_tool:
         lines.append(f"- verified against: {profile.vendor_tool}")
     lines += ["", "Sources:", "", *[f"- {s}" for s in profile.sources], ""]
+    lines += _requirement_lines(profile)
     for fmt in ("onnx", "tflite"):
         table = profile.op_table(fmt)  # type: ignore[arg-type]
         if table is not None:

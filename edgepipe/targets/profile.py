@@ -100,6 +100,30 @@ class Compute(_Strict):
     macs_per_cycle: int | None = Field(None, ge=0, description="Int8 MACs per clock cycle.")
 
 
+class Requirements(_Strict):
+    """What a build must show, beyond accuracy, for this target's verdict to be a pass.
+
+    Unset values take the device class's default (:meth:`TargetProfile.required`): an NPU must run
+    at least half of the model's MACs on its accelerator; a profile naming a ``vendor_tool`` must
+    compile with it where the tool is installed.
+    """
+
+    min_accelerator_mac_share: float | None = Field(
+        None, ge=0.0, le=1.0, description="Smallest share of the model's MACs on the accelerator (0..1); "
+                                          "unset: 0.5 for an NPU, none otherwise.")
+    max_cpu_ops: int | None = Field(None, ge=0, description="Most nodes left on the CPU (fallback ops); unset: any.")
+    max_partitions: int | None = Field(
+        None, ge=1, description="Most accelerator subgraphs (each adds a CPU/accelerator hand-over); unset: any.")
+    must_compile: bool | None = Field(
+        None, description="The vendor compiler must compile the graph where it is installed; unset: true when "
+                          "the profile names a vendor_tool.")
+    must_fit_sram: bool = Field(False, description="Peak activations must fit the on-chip SRAM (memory.sram_bytes).")
+
+
+#: Share of MACs an NPU must run on its accelerator when its profile does not say (0..1).
+NPU_MIN_MAC_SHARE = 0.5
+
+
 class TargetProfile(_Strict):
     """One device class, as declared in ``targets/<name>.toml`` (after ``inherit`` is resolved)."""
 
@@ -122,6 +146,18 @@ class TargetProfile(_Strict):
     onnx: OpTable | None = Field(None, description="Accelerator ops for ONNX graphs.")
     tflite: OpTable | None = Field(None, description="Accelerator ops for TFLite graphs.")
     performance: PerformanceSpec | None = None
+    requirements: Requirements = Field(Requirements(), description="What a pass needs beyond accuracy.")
+
+    def required(self) -> Requirements:
+        """:attr:`requirements` with the device class's defaults filled in."""
+        share = self.requirements.min_accelerator_mac_share
+        if share is None and self.device_class == "npu":
+            share = NPU_MIN_MAC_SHARE
+        must_compile = self.requirements.must_compile
+        if must_compile is None:
+            must_compile = self.vendor_tool is not None
+        return self.requirements.model_copy(update={"min_accelerator_mac_share": share,
+                                                    "must_compile": must_compile})
 
     def op_table(self, fmt: Format) -> OpTable | None:
         """The op table for graphs of format ``fmt``, or None when this target does not take that format."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from edgepipe.report.schema import SCHEMA_VERSION
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -34,7 +35,7 @@ def test_quiet_build_keeps_stderr_clean(reference_build: tuple[subprocess.Comple
 def test_default_build_meets_acceptance(reference_build: tuple[subprocess.CompletedProcess, Path]) -> None:
     _, folder = reference_build
     report = json.loads((folder / "report.json").read_text())
-    assert report["schema_version"] == "1.0" and report["target"] == "host-cpu" and report["verdict"] == "pass"
+    assert report["schema_version"] == SCHEMA_VERSION and report["target"] == "host-cpu" and report["verdict"] == "pass"
     assert report["model"]["format"] == "keras" and len(report["model"]["sha256"]) == 64
     accuracy = report["accuracy"]
     assert accuracy["float"] >= 0.95

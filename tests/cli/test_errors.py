@@ -98,13 +98,14 @@ def test_a_bug_exits_three_with_its_traceback(monkeypatch: pytest.MonkeyPatch,
 def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "1 user error" in out and "2 accuracy gate failed" in out and "3 internal error" in out
+    assert "1 user error" in out and "2 gate: accuracy gate failed" in out and "3 internal error" in out
+    assert "missing optional toolchain" in out and "not proven" in out and "never exit 3" in out
 
 
 def test_build_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "2 accuracy gate failed" in out and "--target" in out
+    assert "2 gate: accuracy gate failed" in out and "not proven" in out and "--target" in out
 
 
 def test_targets_list(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from edgepipe.gate.verdict import VerdictInputs, decide
 from edgepipe.report.label_free import ComparisonInfo, LabelFreeInfo, OutputAgreementInfo
-from edgepipe.report.schema import AccuracyInfo
-from edgepipe.stages.report import _verdict
+from edgepipe.report.schema import AccuracyInfo, ArtifactInfo
+from edgepipe.targets import load_profile
+
+ARTIFACTS = [ArtifactInfo(path="model.onnx", format="onnx", precision="fp32", size_bytes=1),
+             ArtifactInfo(path="model_int8.tflite", format="tflite", precision="int8", size_bytes=1)]
+
+
+def _verdict(accuracy: AccuracyInfo) -> tuple[str, str]:
+    verdict, reason, _ = decide(VerdictInputs(load_profile("host-cpu"), ARTIFACTS, accuracy))
+    return verdict, reason
 
 
 def _accuracy(cosine: float, *, gated: bool) -> AccuracyInfo:

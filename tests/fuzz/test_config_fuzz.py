@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from edgepipe.config import BuildConfig, load_config
 from edgepipe.errors import ConfigError
+from tests.fuzz.findings import assert_expected_refusal
 from tests.fuzz.toml_strategies import EXAMPLES, documents, field_names, to_toml
 
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -24,7 +25,7 @@ def _load_text(text: str | bytes, name: str = "edgepipe.toml") -> BuildConfig | 
         try:
             config = load_config(path)
         except ConfigError as exc:
-            assert exc.one_line() and "\n" not in exc.one_line().strip()
+            assert_expected_refusal(exc)
             return None
     assert isinstance(config, BuildConfig)
     return config
@@ -54,6 +55,7 @@ def test_any_cli_overrides_are_valid_or_a_config_error(overrides: dict[str, Any]
     with tempfile.TemporaryDirectory() as folder:
         try:
             config = load_config(None, overrides, cwd=Path(folder))
-        except ConfigError:
+        except ConfigError as exc:
+            assert_expected_refusal(exc)
             return
     assert isinstance(config, BuildConfig)

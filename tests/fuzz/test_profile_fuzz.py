@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from edgepipe.errors import ProfileError
 from edgepipe.targets import TargetProfile, load_profile
 from edgepipe.targets.registry import BUNDLED_TARGETS, TARGETS_PATH_ENV, available_targets
+from tests.fuzz.findings import assert_expected_refusal
 from tests.fuzz.toml_strategies import EXAMPLES, documents, field_names, scalars, to_toml
 
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,7 +54,7 @@ def _load_all(files: dict[str, str | bytes]) -> None:
                 try:
                     profile = load_profile(name)
                 except ProfileError as exc:
-                    assert exc.one_line() and "\n" not in exc.one_line().strip()
+                    assert_expected_refusal(exc)
                     continue
                 assert isinstance(profile, TargetProfile) and profile.name == name
         finally:

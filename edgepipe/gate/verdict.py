@@ -1,0 +1,196 @@
+"""A target's verdict, from evidence: a pass needs every requirement met, nothing is assumed.
+
+Each requirement is a named predicate over what the build found; its docstring is the rule.
+It returns an :class:`~edgepipe.report.verdict.Evidence` (``met``, ``failed``, ``not proven``,
+``not gated`` or ``not checked``). The verdict is ``fail`` when any evidence failed,
+``not proven`` when any is missing, else ``pass``. Both non-pass verdicts exit 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from edgepipe.report.schema import AccuracyInfo, ArtifactInfo
+from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
+from edgepipe.support.report import SupportReport, Verification
+from edgepipe.targets import TargetProfile
+
+INT8_PRECISIONS = ("int8", "mixed")
+#: Stages that make artifacts: a tool failing there can leave a target without its int8 artifact.
+ARTIFACT_STAGES = ("export", "quantize", "quantize-tflite")
+
+
+@dataclass(frozen=True)
+class VerdictInputs:
+    """What one target's verdict is decided on."""
+
+    target: TargetProfile
+    artifacts: list[ArtifactInfo]
+    accuracy: AccuracyInfo | None
+    support: SupportReport | None = None
+    failures: list[ToolFailure] = field(default_factory=list)
+    accuracy_gate: bool = True
+    source_is_int8: bool = False
+
+    def deployed_int8(self) -> list[ArtifactInfo]:
+        """The int8 artifacts this target deploys: its checked format first, then its other deploy formats."""
+        formats = list(dict.fromkeys([self.target.artifact.format, *self.target.deploy_formats]))
+        return [a for fmt in formats for a in self.artifacts if a.format == fmt and a.precision in INT8_PRECISIONS]
+
+    def failures_of(self, formats: Sequence[str]) -> str:
+        """The tool failures that cost this target an artifact of ``formats``, as one clause for a reason."""
+        chosen = [f for f in self.failures if f.stage in ARTIFACT_STAGES
+                  and (f.artifact is None or f.artifact.rsplit(".", 1)[-1] in formats)]
+        shown = dict.fromkeys(f"{f.tool} failed in {f.stage}: {f.message} (next step: {f.next_step})"
+                              for f in chosen)
+        return "; ".join(list(shown)[:2])
+
+
+Requirement = Callable[[VerdictInputs], Evidence | None]
+
+
+def int8_artifact(inputs: VerdictInputs) -> Evidence:
+    """The target's deployable int8 artifact exists (int8 in one of the formats the target deploys)."""
+    found = inputs.deployed_int8()
+    if found:
+        return Evidence(requirement="int8 artifact", outcome="met", detail=", ".join(a.path for a in found))
+    formats = list(dict.fromkeys([inputs.target.artifact.format, *inputs.target.deploy_formats]))
+    why = inputs.failures_of(formats) or "nothing made one: the stages table says why, e.g. no --calib data"
+    return Evidence(requirement="int8 artifact", outcome="not proven",
+                    detail=f"no int8 {'/'.join(formats)} artifact ({why})")
+
+
+def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:
+    assert accuracy.label_free is not None
+    by_artifact = {c.artifact: c for c in accuracy.label_free.comparisons}
+    failed, unproven, lowest, compared = [], [], 1.0, 0
+    for artifact in found:
+        comparison = by_artifact.get(artifact.path)
+        if comparison is None:
+            evaluated = not any(f.artifact == artifact.path and f.stage == "evaluate" for f in inputs.failures)
+            if inputs.source_is_int8 and evaluated:
+                continue  # the user's own int8 model: it ran on the data; there is no float twin to compare
+            unproven.append(f"{artifact.path} was not compared with a float reference")
+            continue
+        failed += [f"{artifact.path}: {line}" for line in comparison.failures]
+        lowest = min([lowest, *(o.cosine for o in comparison.outputs)])
+        compared += 1
+    if failed:
+        return Evidence(requirement="accuracy", outcome="failed",
+                        detail="label-free check failed (" + "; ".join(failed[:3]) + ")")
+    if unproven:
+        return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
+    if not compared:  # the user's own int8 model, run on the data, with nothing to compare it with
+        return Evidence(requirement="accuracy", outcome="met",
+                        detail=f"the model is already int8: it ran on {accuracy.label_free.samples} "
+                               f"{accuracy.label_free.data} samples (no float reference to compare)")
+    return Evidence(requirement="accuracy", outcome="met",
+                    detail=f"label-free on {accuracy.label_free.samples} samples: every threshold met "
+                           f"(lowest output cosine {lowest:.4f})")
+
+
+def accuracy_met(inputs: VerdictInputs) -> Evidence:
+    """Every deployed int8 artifact met the accuracy threshold on evaluation data: the top-1 drop with labels,
+    the label-free thresholds (cosine, SQNR, ...) without; unless the user set ``accuracy.gate = false``."""
+    accuracy, found = inputs.accuracy, inputs.deployed_int8()
+    if not inputs.accuracy_gate:
+        return Evidence(requirement="accuracy", outcome="not gated",
+                        detail="accuracy gating turned off (accuracy.gate = false): measured, not gated")
+    if not found:
+        return Evidence(requirement="accuracy", outcome="not proven", detail="no int8 artifact to evaluate")
+    if accuracy is None:
+        return Evidence(requirement="accuracy", outcome="not proven",
+                        detail="no evaluation data: give --eval (labels optional) or --calib")
+    if accuracy.label_free is not None and accuracy.label_free.gated:
+        return _label_free(inputs, accuracy, found)
+    drops = {a.format: accuracy.drop_points.get(a.format) for a in found}
+    missing = [fmt for fmt, drop in drops.items() if drop is None]
+    if missing:
+        return Evidence(requirement="accuracy", outcome="not proven",
+                        detail=f"int8 {', '.join(missing)} was not evaluated")
+    failing = {fmt: drop for fmt, drop in drops.items() if drop is not None and drop > accuracy.threshold_points + 1e-9}
+    if failing:
+        worst = ", ".join(f"{fmt} {drop:.2f}" for fmt, drop in failing.items())
+        return Evidence(requirement="accuracy", outcome="failed",
+                        detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst})")
+    worst_drop = max(d for d in drops.values() if d is not None)
+    return Evidence(requirement="accuracy", outcome="met",
+                    detail=f"largest int8 drop {worst_drop:.2f} points ≤ {accuracy.threshold_points:g}")
+
+
+def compatibility(inputs: VerdictInputs) -> Evidence:
+    """The placement of the deployed artifact meets the profile's ``requirements``: accelerator MAC share,
+    CPU fallback ops, accelerator partitions, and (when required) peak activations within SRAM."""
+    required, support = inputs.target.required(), inputs.support
+    if support is None:
+        if inputs.target.device_class in ("cpu", "gpu"):
+            return Evidence(requirement="compatibility", outcome="met",
+                            detail=f"{inputs.target.device_class} target: every op runs on it")
+        return Evidence(requirement="compatibility", outcome="not proven",
+                        detail="no support check ran (no deployed artifact to place)")
+    cpu_ops = sum(support.cpu_ops.values())
+    broken = []
+    if required.min_accelerator_mac_share is not None and support.mac_share < required.min_accelerator_mac_share:
+        broken.append(f"{100 * support.mac_share:.1f}% of MACs on the accelerator "
+                      f"< {100 * required.min_accelerator_mac_share:g}% required")
+    if required.max_cpu_ops is not None and cpu_ops > required.max_cpu_ops:
+        broken.append(f"{cpu_ops} ops on the CPU > {required.max_cpu_ops} allowed")
+    if required.max_partitions is not None and support.partitions > required.max_partitions:
+        broken.append(f"{support.partitions} accelerator partitions > {required.max_partitions} allowed")
+    if required.must_fit_sram and support.fits_sram is False:
+        broken.append(f"peak activations {support.peak_activation_bytes:,} B do not fit the SRAM")
+    if broken:
+        return Evidence(requirement="compatibility", outcome="failed", detail="; ".join(broken))
+    return Evidence(requirement="compatibility", outcome="met",
+                    detail=f"{100 * support.mac_share:.1f}% of MACs on the accelerator, {cpu_ops} CPU op(s), "
+                           f"{support.partitions} partition(s) ({support.artifact})")
+
+
+def _install_hint(checks: list[Verification]) -> str:
+    details = [c.detail for c in checks if c.detail]
+    return details[0] if details else "install the target's vendor toolchain (see `edgepipe targets show`)"
+
+
+def vendor_compile(inputs: VerdictInputs) -> Evidence | None:
+    """Where the profile requires it (``must_compile``) and the vendor tool is installed, it compiled the graph;
+    a tool that broke leaves the verdict not proven; a missing tool is noted, not required."""
+    if not inputs.target.required().must_compile:
+        return None
+    checks = inputs.support.verification if inputs.support is not None else []
+    tool = inputs.target.vendor_tool or "the vendor compiler"
+    rejected = [c for c in checks if c.status == "compile_failed"]
+    if rejected:
+        return Evidence(requirement="vendor compile", outcome="failed",
+                        detail=f"{rejected[0].tool} could not compile the graph: {rejected[0].detail}")
+    broken = [c for c in checks if c.status == "failed"]
+    if broken:
+        return Evidence(requirement="vendor compile", outcome="not proven",
+                        detail=f"{broken[0].tool} failed: {broken[0].detail}")
+    if any(c.status == "ran" for c in checks):
+        return Evidence(requirement="vendor compile", outcome="met", detail=f"{tool} compiled the graph")
+    return Evidence(requirement="vendor compile", outcome="not checked",
+                    detail=f"vendor compile not checked ({tool} did not run here): {_install_hint(checks)}")
+
+
+#: Every requirement, in the order reports show them.
+REQUIREMENTS: list[tuple[str, Requirement]] = [
+    ("int8 artifact", int8_artifact),
+    ("accuracy", accuracy_met),
+    ("compatibility", compatibility),
+    ("vendor compile", vendor_compile),
+]
+
+
+def decide(inputs: VerdictInputs) -> tuple[Verdict, str, list[Evidence]]:
+    """The verdict, its one-line reason, and the evidence it rests on."""
+    evidence = [e for _, requirement in REQUIREMENTS if (e := requirement(inputs)) is not None]
+    failed = [e for e in evidence if e.outcome == "failed"]
+    unproven = [e for e in evidence if e.outcome == "not proven"]
+    notes = [e.detail for e in evidence if e.outcome in ("not gated", "not checked")]
+    if failed:
+        return "fail", "; ".join(f"{e.requirement}: {e.detail}" for e in failed), evidence
+    if unproven:
+        return "not proven", "; ".join(f"{e.requirement}: {e.detail}" for e in unproven), evidence
+    shown = [e.detail for e in evidence if e.requirement == "accuracy" and e.outcome == "met"]
+    return "pass", "; ".join(shown + notes) or "every requirement met", evidence

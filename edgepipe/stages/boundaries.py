@@ -1,0 +1,162 @@
+"""Where a third-party tool's failure becomes a reported result: one boundary per tool edgepipe runs.
+
+A boundary (``with contained(ORT_QUANTIZER): ...``) turns the exceptions the tool
+raises into :class:`~edgepipe.errors.ToolFailed` (tool name, the tool's message, a
+next step), which the stage records while the build goes on without that artifact.
+
+Only the tool's own failures are converted: the exception must be one of the types the
+tool raises (read from its code: ONNX Runtime's pybind errors, the TFLite converter's
+``ConverterError``, the ``ValueError``/``RuntimeError``/``AssertionError`` its Python
+raises), and the innermost frame that raised it, past generic helpers (numpy, onnx,
+protobuf, the standard library), must belong to the tool's packages. The same exception
+raised in edgepipe's own code (a calibration reader, a runner) is a bug and stays exit 3.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from edgepipe.artifacts import Artifact
+from edgepipe.errors import ToolFailed
+from edgepipe.load.rejections import raised_by
+from edgepipe.runtimes import open_runner
+from edgepipe.stage_log import StageLog
+
+#: Exceptions the tools' Python code raises itself (grep of ``raise`` in their packages).
+_PYTHON_ERRORS = (ValueError, TypeError, KeyError, IndexError, AssertionError, RuntimeError, NotImplementedError,
+                  AttributeError, ZeroDivisionError)
+#: ONNX Runtime's C++ errors, as its pybind module defines them (none derives from a built-in error).
+_ORT_ERRORS = tuple(("onnxruntime.capi.onnxruntime_pybind11_state", name) for name in (
+    "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError", "RuntimeException", "InvalidProtobuf",
+    "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation"))
+_ONNX_ERRORS = (("onnx.checker", "ValidationError"), ("onnx.shape_inference", "InferenceError"))
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One third-party tool: its name, the packages its code lives in, the errors it raises, and advice."""
+
+    name: str
+    packages: tuple[str, ...]
+    errors: tuple[tuple[str, str], ...]
+    advice: Callable[[str], str]
+
+    def exception_types(self) -> tuple[type[BaseException], ...]:
+        """The tool's exception classes (its optional modules imported only now; absent ones are left out)."""
+        found: list[type[BaseException]] = list(_PYTHON_ERRORS)
+        for module, name in self.errors:
+            try:
+                found.append(getattr(importlib.import_module(module), name))  # heavy optional dependency
+            except (ImportError, AttributeError):
+                continue
+        return tuple(found)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The tool's message: its first line, without ONNX Runtime's error-code prefix (the cause is at the end)."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    line = line.split(" : FAIL : ")[-1].split(" : INVALID_GRAPH : ")[-1].strip()
+    return _PATH.sub(lambda m: m.group(2), line)  # file names only: reports stay byte-identical between builds
+
+
+_PATH = re.compile(r"(/[\w.+-]+)+/([\w.+-]+)")
+
+
+@contextmanager
+def contained(tool: Tool) -> Iterator[None]:
+    """Run the body; a failure raised by ``tool`` itself becomes :class:`ToolFailed`, anything else propagates."""
+    try:
+        yield
+    except ToolFailed:
+        raise
+    except tool.exception_types() as exc:
+        if not raised_by(exc, tool.packages):
+            raise
+        message = _first_line(exc)
+        shown = message if len(message) <= 600 else f"{message[:200]} … {message[-380:]}"
+        raise ToolFailed(tool.name, shown, tool.advice(message)) from exc
+
+
+def _quantizer_advice(message: str) -> str:
+    low = message.lower()
+    if "axis" in low and ("dequantizelinear" in low or "quantizelinear" in low or "attribute" in low):
+        return ('set quantization.granularity = "per-tensor" (per-channel QDQ needs ONNX opset 13 or newer)')
+    if "truth value of an array" in low or "int32_bias" in low:
+        return 'set quantization.granularity = "per-tensor" (ONNX Runtime\'s per-channel bias-scale step fails)'
+    if "dimension" in low or "shape" in low:
+        return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
+    if not low or low == "assertionerror":
+        return ("fix the dynamic input dimensions with input_shapes in the config, or give a model with its shape "
+                "computations constant-folded; the float artifacts are still built and checked")
+    return "the float artifacts are still built and checked; run with --debug for the quantizer's traceback"
+
+
+def _runtime_advice(message: str) -> str:
+    low = message.lower()
+    if "truth value of an array" in low:
+        return _quantizer_advice(message)
+    if "axis" in low:
+        return 'set quantization.granularity = "per-tensor" (per-channel QDQ needs ONNX opset 13 or newer)'
+    if "dimension" in low or "shape" in low:
+        return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
+    if "no op registered" in low or "custom" in low:
+        return "the model uses an op this runtime lacks; deploy the other format, or replace the op before export"
+    return "this artifact is left out; the other artifacts are still evaluated and checked"
+
+
+def _tflite_quantizer_advice(message: str) -> str:
+    if "zero_point" in message or "failed to prepare" in message or "failed to invoke" in message:
+        return ("LiteRT's int8 kernels refuse what ai-edge-quantizer made of this graph: deploy the ONNX artifact "
+                "(targets with onnx in deploy_formats are still checked), or give the source model (.onnx, .keras) "
+                "instead of a float TFLite")
+    return ("the int8 TFLite is left out: give the source model (.onnx or .keras) instead of the float TFLite; "
+            "targets that deploy ONNX are still checked")
+
+
+def _converter_advice(message: str) -> str:
+    if "dimension" in message.lower() or "shape" in message.lower():
+        return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
+    return ("targets that deploy ONNX are still checked; for TFLite targets convert the model yourself and build "
+            "the .tflite, or replace the op the converter names")
+
+
+ORT_QUANTIZER = Tool("onnxruntime.quantization", ("onnxruntime",), _ORT_ERRORS + _ONNX_ERRORS, _quantizer_advice)
+AI_EDGE_QUANTIZER = Tool("ai-edge-quantizer", ("ai_edge_quantizer", "ai_edge_litert", "tensorflow"), (),
+                         _tflite_quantizer_advice)
+TFLITE_CONVERTER = Tool("TFLite converter", ("tensorflow", "tf_keras"),
+                        (("tensorflow.lite.python.convert_phase", "ConverterError"),), _converter_advice)
+TF2ONNX = Tool("tf2onnx", ("tf2onnx", "tensorflow"), _ONNX_ERRORS, _converter_advice)
+ONNXRUNTIME = Tool("onnxruntime", ("onnxruntime",), _ORT_ERRORS + _ONNX_ERRORS, _runtime_advice)
+LITERT = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _runtime_advice)
+#: LiteRT running what ai-edge-quantizer wrote: its refusal is the quantizer's output failing.
+LITERT_ON_QUANTIZED = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _tflite_quantizer_advice)
+
+
+def onnx2tf_failure(message: str) -> ToolFailed:
+    """onnx2tf runs in its own process; edgepipe's ``ConversionError`` carries its last error line."""
+    return ToolFailed("onnx2tf", message, _converter_advice(message))
+
+
+def runtime_of(fmt: str) -> Tool:
+    """The runtime boundary of an artifact format: ONNX Runtime for ``onnx``, LiteRT for ``tflite``."""
+    return ONNXRUNTIME if fmt == "onnx" else LITERT
+
+
+def loadable(artifacts: list[Artifact], stages: StageLog, stage: str) -> list[Artifact]:
+    """The artifacts their runtime loads; one it refuses is recorded as that runtime's failure and left out."""
+    kept = []
+    for artifact in artifacts:
+        try:
+            with contained(runtime_of(artifact.format)), open_runner(artifact.path) as runner:
+                runner.signature  # noqa: B018 - loading is the check
+        except ToolFailed as failure:
+            stages.fail(stage, failure, artifact=artifact.key)
+            artifact.path.unlink(missing_ok=True)
+            continue
+        kept.append(artifact)
+    return kept
