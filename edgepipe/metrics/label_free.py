@@ -44,6 +44,14 @@ class Thresholds:
     min_top1_agreement: float | None = None
     max_abs_error: float | None = None
 
+    def describe(self) -> str:
+        """The thresholds in force, e.g. ``cosine >= 0.99, SQNR >= 20 dB``."""
+        parts = [f"cosine >= {self.min_cosine:g}" if self.min_cosine is not None else "",
+                 f"SQNR >= {self.min_sqnr_db:g} dB" if self.min_sqnr_db is not None else "",
+                 f"top-1 agreement >= {self.min_top1_agreement:g}" if self.min_top1_agreement is not None else "",
+                 f"max abs error <= {self.max_abs_error:g}" if self.max_abs_error is not None else ""]
+        return ", ".join(p for p in parts if p) or "no threshold"
+
     def failures(self, agreement: OutputAgreement) -> list[str]:
         """One line per threshold ``agreement`` misses, naming the output, the value and the limit."""
         out = []

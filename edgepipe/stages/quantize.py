@@ -1,9 +1,10 @@
 """Stage: quantization — the fallback ladder (PTQ → better calibration → mixed precision → QAT).
 
-With labelled evaluation data the ladder runs (:mod:`edgepipe.quantize.ladder`)
-and stops at the first step whose accuracy drop is within the threshold; its
-decision trail goes into the report. Without labels there is nothing to gate,
-so only step (a), plain PTQ, runs.
+With evaluation data the ladder runs (:mod:`edgepipe.quantize.ladder`) and stops
+at the first step that holds on the selection split: a top-1 drop within the
+threshold when that split has labels, label-free fidelity of every output
+(``[accuracy]`` min_cosine, …) when it has not. Its decision trail goes into the
+report. Without evaluation data only step (a), plain PTQ, runs.
 """
 
 from __future__ import annotations
@@ -40,15 +41,22 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
             config: Any) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
-    from edgepipe.quantize.settings import ladder_settings, optional_split
+    from edgepipe.quantize.settings import ladder_settings, optional_split, prepare_float_onnx
+    from edgepipe.stages.evaluate import thresholds_of
 
     assert inputs.calibration is not None and inputs.evaluation is not None
+    labelled = inputs.evaluation.labels is not None
+    work = scratch / "ladder"
+    work.mkdir(parents=True, exist_ok=True)
+    float_paths = {a.format: a.path for a in floats if a.precision == "fp32"}
+    settings, preparation = prepare_float_onnx(float_paths, inputs.calibration, ladder_settings(config, inputs.targets),
+                                               work)
     context = LadderContext(
-        model=inputs.model, graph=graph, floats={a.format: a.path for a in floats if a.precision == "fp32"},
-        calibration=inputs.calibration, selection=optional_split(config, inputs, "selection"),
+        model=inputs.model, graph=graph, floats=float_paths,
+        calibration=inputs.calibration, selection=optional_split(config, inputs, "selection", need_labels=labelled),
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
-        threshold=config.accuracy.max_drop_points, settings=ladder_settings(config, inputs.targets),
-        work=scratch / "ladder")
+        threshold=config.accuracy.max_drop_points, settings=settings, work=work,
+        thresholds=thresholds_of(config.accuracy), preparation=preparation)
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses
@@ -65,7 +73,7 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         return [], None
     quantized: list[Artifact] = []
     report = None
-    gated = (config is not None and inputs.evaluation is not None and inputs.evaluation.labels is not None
+    gated = (config is not None and inputs.evaluation is not None
              and inputs.model.format in ("keras", "savedmodel", "onnx"))
     if gated:
         with stages.stage("quantize", f"fallback ladder on {len(inputs.calibration)} calibration samples"):
