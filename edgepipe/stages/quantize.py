@@ -25,6 +25,8 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
     assert inputs.calibration is not None
     quantized: list[Artifact] = []
     for artifact in floats:
+        if artifact.precision != "fp32":  # a model shipped quantized is not quantized again
+            continue
         if artifact.format == "onnx":
             from edgepipe.quantize.onnx_qdq import quantize_onnx
 
@@ -70,6 +72,9 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran."""
     if inputs.calibration is None:
         stages.skip("quantize", "no calibration data (give --calib or data.calibration)")
+        return [], None
+    if not any(a.precision == "fp32" for a in floats):
+        stages.skip("quantize", "no float artifact to quantize: the input is already quantized")
         return [], None
     quantized: list[Artifact] = []
     report = None
