@@ -40,6 +40,18 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
     return quantized
 
 
+def _onnx_preparation(floats: list[Artifact], inputs: BuildInputs, scratch: Path) -> list[str]:
+    """What :mod:`edgepipe.quantize.onnx_prepare` did to the float ONNX before PTQ (opset upgrade, biases), and why."""
+    from edgepipe.quantize.onnx_prepare import prepare_onnx
+
+    assert inputs.calibration is not None
+    source = next((a.path for a in floats if a.format == "onnx" and a.precision == "fp32"), None)
+    if source is None:
+        return []
+    # the same file quantize_onnx prepares (scratch/<stem>_prep.onnx), checked on real samples first
+    return prepare_onnx(source, scratch / f"{source.stem}_prep.onnx", list(inputs.calibration.samples(4))).notes
+
+
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
             config: Any) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
@@ -87,7 +99,10 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
-        with stages.stage("quantize", f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples"):
+        notes = _onnx_preparation(floats, inputs, scratch)
+        detail = f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples" + "".join(
+            f"; {note}" for note in notes)
+        with stages.stage("quantize", detail):
             quantized = _plain_ptq(inputs, floats, graph, folder, scratch, recipe)
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite
