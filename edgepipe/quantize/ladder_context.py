@@ -44,7 +44,8 @@ class LadderSettings:
     qat_epochs: int = 3
     qat_learning_rate: float = 1e-4
     sensitivity_samples: int = 64
-    #: Selection samples each candidate is scored on at most (label-free scoring runs every output).
+    #: Selection samples each candidate is scored on at most when label-free (it keeps every output);
+    #: a labelled selection split is always used whole.
     selection_samples: int = 64
 
     @property
@@ -122,7 +123,7 @@ class LadderContext:
         """One line for the report: which split, how many samples, which measure."""
         split = self.decision_split
         name = "selection" if self.selection is not None else "calibration (no data.selection given)"
-        count = min(len(split), self.settings.selection_samples)
+        count = len(split) if split.labels is not None else min(len(split), self.settings.selection_samples)
         measure = (f"top-1 drop <= {self.threshold:g} points" if self.labelled else
                    "label-free fidelity of every output (" + self.thresholds.describe() + ")")
         return f"{name} split, {count} samples of {split.path.name}: {measure}"
@@ -139,9 +140,10 @@ class LadderContext:
         return quantize_tflite(self.graph, out, self.calibration, recipe)
 
     def _subset(self) -> Dataset:
+        """The decision split; label-free, at most ``selection_samples`` of it (top-1 needs every labelled sample)."""
         split = self.decision_split
         limit = self.settings.selection_samples
-        if len(split) <= limit:
+        if split.labels is not None or len(split) <= limit:
             return split
         labels = None if split.labels is None else split.labels[:limit]
         return Dataset(split.path, tuple(a[:limit] for a in split.inputs), labels, split.sha256, split.whole)
