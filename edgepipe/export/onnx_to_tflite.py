@@ -87,6 +87,11 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
                            scratch: Path) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""
     onnx_path, scratch = onnx_path.resolve(), scratch.resolve()  # onnx2tf runs in ``scratch``
+    # onnx2tf runs onnxsim on its input and writes the result back to the same file: it gets a copy, so the
+    # float artifact stays the model that was loaded (onnxsim drops the domain of com.microsoft ops)
+    private = scratch / "onnx2tf_input"
+    private.mkdir(parents=True, exist_ok=True)
+    onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)

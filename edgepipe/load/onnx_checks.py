@@ -126,7 +126,8 @@ def check_input_shapes(model: Any, path: Path) -> None:
 
     for value in model.graph.input:
         tensor_type = value.type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        # -1 and 0 are how old exporters (PaddlePaddle, early PyTorch) write a dynamic dimension
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor_type.shape.dim]
         try:
             itemsize = tensor_dtype_to_np_dtype(tensor_type.elem_type).itemsize
         except (KeyError, TypeError, ValueError):

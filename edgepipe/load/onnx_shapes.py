@@ -3,7 +3,11 @@
 Converters (onnx2tf), PTQ and NPU compilers want static shapes. The user names
 shapes in the config (``input_shapes = {input = [1, 576]}``); any other input whose
 leading (batch) dimension is dynamic gets batch 1. A named dimension (``dim_param``)
-is fixed everywhere it appears, so ``state [2, batch, 128]`` follows ``input [batch, n]``.
+is fixed everywhere it appears, so ``state [2, batch, 128]`` follows ``input [batch, n]``
+— unless ``input_shapes`` gives one name two sizes (PaddlePaddle exports call both
+height and width ``?``): then only the input's own dimensions are set, and the graph
+keeps the name elsewhere (ONNX Runtime infers those shapes). ``-1`` and ``0`` sizes,
+which old exporters write for "dynamic", count as dynamic.
 Dimensions that stay dynamic are left for the user to fix: the build reports them.
 """
 
@@ -29,35 +33,80 @@ def _is_dynamic(dim: Any) -> bool:
     return not (dim.HasField("dim_value") and dim.dim_value > 0)
 
 
+def _param(dim: Any) -> str | None:
+    return dim.dim_param if dim.HasField("dim_param") and dim.dim_param else None
+
+
+def shared_name_sizes(model: Any, input_shapes: Mapping[str, Sequence[int]]) -> dict[str, set[int]]:
+    """Every ``dim_param`` of the inputs named in ``input_shapes``, with the sizes ``input_shapes`` gives it."""
+    sizes: dict[str, set[int]] = {}
+    for value in _inputs(model):
+        if value.name not in input_shapes:
+            continue
+        for dim, size in zip(value.type.tensor_type.shape.dim, input_shapes[value.name]):
+            if _param(dim):
+                sizes.setdefault(_param(dim), set()).add(int(size))  # type: ignore[arg-type]
+    return sizes
+
+
+def _check_request(name: str, dims: Any, shape: Sequence[int], path: Path) -> None:
+    if len(dims) != len(shape) or any(int(s) <= 0 for s in shape):
+        raise ModelLoadError(f"input_shapes gives {name} the shape {list(shape)}, the model's has rank "
+                             f"{len(dims)}", path=path, fix="Give one positive size per dimension")
+    for index, (dim, size) in enumerate(zip(dims, shape)):
+        if not _is_dynamic(dim) and dim.dim_value != int(size):
+            raise ModelLoadError(f"input_shapes gives {name} size {size} in dimension {index}, which the model "
+                                 f"fixes to {dim.dim_value}", path=path,
+                                 fix=f"Use {dim.dim_value} there; only dynamic dimensions can be chosen")
+
+
+def _fix_named_input(model: Any, value: Any, shape: Sequence[int], shared: dict[str, set[int]]) -> None:
+    """Set ``value``'s dims to ``shape``: graph-wide for a name with one size, on this input only otherwise."""
+    from onnxruntime.tools.onnx_model_utils import make_dim_param_fixed
+
+    for dim, size in zip(value.type.tensor_type.shape.dim, shape):
+        name = _param(dim)
+        if name and len(shared.get(name, ())) == 1:
+            make_dim_param_fixed(model.graph, name, int(size))
+        elif _is_dynamic(dim):
+            dim.Clear()
+            dim.dim_value = int(size)
+
+
+def _fix_batch(model: Any, value: Any) -> None:
+    from onnxruntime.tools.onnx_model_utils import make_dim_param_fixed
+
+    first = value.type.tensor_type.shape.dim[0]
+    if _param(first):
+        make_dim_param_fixed(model.graph, _param(first), 1)  # type: ignore[arg-type]
+    else:
+        first.Clear()
+        first.dim_value = 1
+
+
 def fix_input_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]], path: Path) -> list[str]:
     """Fix ``model``'s input shapes in place; returns one line per change (for the log and the report)."""
-    from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_dim_param_fixed, make_input_shape_fixed
+    from onnxruntime.tools.onnx_model_utils import fix_output_shapes
 
     inputs = {value.name: value for value in _inputs(model)}
     unknown = sorted(set(input_shapes) - set(inputs))
     if unknown:
         raise ModelLoadError(f"input_shapes names {', '.join(unknown)}, which the model does not take "
                              f"(inputs: {', '.join(inputs)})", path=path, fix="Use the model's input names")
+    for name, shape in input_shapes.items():
+        _check_request(name, inputs[name].type.tensor_type.shape.dim, shape, path)
+    shared = shared_name_sizes(model, input_shapes)
     changes = []
     for name, shape in input_shapes.items():
-        dims = inputs[name].type.tensor_type.shape.dim
-        if len(dims) != len(shape) or any(s <= 0 for s in shape):
-            raise ModelLoadError(f"input_shapes gives {name} the shape {list(shape)}, the model's has rank "
-                                 f"{len(dims)}", path=path, fix="Give one positive size per dimension")
-        for dim, size in zip(dims, shape):
-            if dim.HasField("dim_param") and dim.dim_param:
-                make_dim_param_fixed(model.graph, dim.dim_param, int(size))
-        make_input_shape_fixed(model.graph, name, [int(s) for s in shape])
+        _fix_named_input(model, inputs[name], shape, shared)
         changes.append(f"{name} fixed to {list(shape)} (input_shapes)")
+    changes += [f"dimension name '{n}' stands for sizes {sorted(s)}: set on the inputs only"
+                for n, s in shared.items() if len(s) > 1]
     for value in _inputs(model):
         dims = value.type.tensor_type.shape.dim
         if value.name in input_shapes or not dims or not _is_dynamic(dims[0]):
             continue
-        if dims[0].HasField("dim_param") and dims[0].dim_param:
-            make_dim_param_fixed(model.graph, dims[0].dim_param, 1)
-        else:
-            dims[0].Clear()
-            dims[0].dim_value = 1
+        _fix_batch(model, value)
         changes.append(f"{value.name}: batch fixed to 1")
     if changes:
         try:

@@ -8,19 +8,25 @@ a voice-activity probability still gets a meaningful cosine):
 - ``sqnr_db``: signal-to-quantization-noise ratio, ``10·log10(Σref² / Σ(ref−cand)²)`` in dB,
   capped at :data:`SQNR_CAP_DB` when the outputs are identical;
 - ``max_abs_error``: the largest absolute difference, in the output's own unit;
-- ``top1_agreement`` / ``top5_agreement`` (classifier-shaped outputs, ``(N, classes)`` with at
-  least 2 / 5 classes): share of samples whose reference top-1 class is the
-  candidate's top-1 / among the candidate's top 5 (0..1).
+- ``top1_agreement`` / ``top5_agreement``, for class-score outputs only (:func:`output_kind`):
+  share of samples (of positions, for a per-position score such as an OCR recognizer's
+  ``(N, T, classes)``) whose reference top-1 class is the candidate's top-1 / among its top 5.
+  Regression outputs (landmarks, boxes, maps, embeddings) have no top-1: cosine, SQNR and max
+  error judge them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 SQNR_CAP_DB = 200.0
+OutputKind = Literal["class-scores", "regression"]
+_CLASS_NAME = re.compile(r"logit|prob|softmax|class|cls|label|score", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class OutputAgreement:
     max_abs_error: float
     top1_agreement: float | None = None
     top5_agreement: float | None = None
+    kind: OutputKind = "regression"
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,14 @@ class Thresholds:
     min_sqnr_db: float | None = None
     min_top1_agreement: float | None = None
     max_abs_error: float | None = None
+
+    def describe(self) -> str:
+        """The thresholds in force, e.g. ``cosine >= 0.99, SQNR >= 20 dB``."""
+        parts = [f"cosine >= {self.min_cosine:g}" if self.min_cosine is not None else "",
+                 f"SQNR >= {self.min_sqnr_db:g} dB" if self.min_sqnr_db is not None else "",
+                 f"top-1 agreement >= {self.min_top1_agreement:g}" if self.min_top1_agreement is not None else "",
+                 f"max abs error <= {self.max_abs_error:g}" if self.max_abs_error is not None else ""]
+        return ", ".join(p for p in parts if p) or "no threshold"
 
     def failures(self, agreement: OutputAgreement) -> list[str]:
         """One line per threshold ``agreement`` misses, naming the output, the value and the limit."""
@@ -82,19 +97,32 @@ def sqnr_db(reference: np.ndarray, candidate: np.ndarray) -> float:
     return float(min(SQNR_CAP_DB, 10.0 * np.log10(signal / noise)))
 
 
-def _scores(array: np.ndarray) -> np.ndarray | None:
-    """The array when it is classifier-shaped, ``(N, classes)`` with at least 2 classes, else ``None``."""
-    return array if array.ndim == 2 and array.shape[1] >= 2 else None
+def output_kind(name: str, reference: np.ndarray) -> OutputKind:
+    """``class-scores`` when the last axis holds at least 2 classes and the output is named like scores
+    (logits, prob, softmax, class, cls, label, score) or every row is a probability distribution; else
+    ``regression``. ``reference`` is sample-major, ``(N, …, classes)``.
+    """
+    if reference.ndim < 2 or reference.shape[-1] < 2 or not reference.size:
+        return "regression"
+    if _CLASS_NAME.search(name):
+        return "class-scores"
+    rows = reference.reshape(-1, reference.shape[-1]).astype(np.float64)
+    distribution = rows.min() >= 0.0 and np.allclose(rows.sum(axis=1), 1.0, atol=1e-3)
+    return "class-scores" if distribution else "regression"
 
 
 def topk_agreement(reference: np.ndarray, candidate: np.ndarray, k: int) -> float | None:
-    """Share of samples whose reference top-1 class is among the candidate's top ``k`` (``None``: not a classifier)."""
-    ref, cand = _scores(reference), _scores(candidate)
-    if ref is None or cand is None or ref.shape != cand.shape or ref.shape[1] < k:
+    """Share of rows (samples, or positions) whose reference top-1 class is among the candidate's top ``k``.
+
+    Both arrays are ``(…, classes)``; ``None`` when there are fewer than ``k`` classes.
+    """
+    if reference.ndim < 2 or reference.shape != candidate.shape or reference.shape[-1] < max(k, 2):
         return None
+    ref = reference.reshape(-1, reference.shape[-1])
+    cand = candidate.reshape(-1, candidate.shape[-1])
     top1 = ref.argmax(axis=1)
     topk = np.argsort(-cand, axis=1)[:, :k]
-    return float(np.mean([label in row for label, row in zip(top1, topk)]))
+    return float(np.mean((topk == top1[:, None]).any(axis=1)))
 
 
 def compare_outputs(name: str, reference: np.ndarray, candidate: np.ndarray) -> OutputAgreement:
@@ -102,10 +130,13 @@ def compare_outputs(name: str, reference: np.ndarray, candidate: np.ndarray) -> 
     if reference.size != candidate.size:
         raise ValueError(f"output {name}: {reference.shape} and {candidate.shape} differ in size")
     cand = candidate.reshape(reference.shape)
+    kind = output_kind(name, reference)
+    classes = kind == "class-scores"
     return OutputAgreement(
         output=name, cosine=round(cosine(reference, cand), 6), sqnr_db=round(sqnr_db(reference, cand), 3),
         max_abs_error=float(np.max(np.abs(reference.astype(np.float64) - cand))) if reference.size else 0.0,
-        top1_agreement=topk_agreement(reference, cand, 1), top5_agreement=topk_agreement(reference, cand, 5))
+        top1_agreement=topk_agreement(reference, cand, 1) if classes else None,
+        top5_agreement=topk_agreement(reference, cand, 5) if classes else None, kind=kind)
 
 
 def match_outputs(reference: Sequence[tuple[str, int]], candidate: Sequence[tuple[str, int]]) -> list[tuple[int, int]]:

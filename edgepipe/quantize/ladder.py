@@ -1,187 +1,112 @@
 """The fallback ladder: PTQ, better calibration, mixed precision, QAT — stopping at the first that holds.
 
 :func:`run_ladder` is the driver: it walks :data:`~edgepipe.quantize.steps.LADDER_STEPS`
-in order, gates each step's artifacts on the evaluation split and stops at the
-first one whose largest drop is within the threshold. Every step's outcome goes
-into the :class:`~edgepipe.quantize.report.QuantizationReport`, so the report
-shows what was tried, why and what it cost.
+in order, scores each step's artifacts on the **selection split** and stops at the
+first one that holds there — a top-1 drop within the threshold when that split has
+labels, every label-free threshold (cosine, SQNR, …) of every output when it has not
+(:mod:`edgepipe.quantize.ladder_context`). The evaluation split takes no part in any
+decision; with labels, each step's evaluation accuracy is recorded for the report.
+Every step's outcome, and why it ran, goes into the
+:class:`~edgepipe.quantize.report.QuantizationReport`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-
-import numpy as np
 
 from edgepipe.artifacts import Artifact
-from edgepipe.data import Dataset
-from edgepipe.evaluate import evaluate_top1, predict_logits, top1_accuracy
-from edgepipe.export.tf_function import TFGraph
-from edgepipe.load import SourceModel
-from edgepipe.quantize.metrics import sqnr_db
-from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
-from edgepipe.quantize.report import LayerSensitivity, QuantizationReport, StepName, StepOutcome, worst_layers
+from edgepipe.evaluate import evaluate_top1
+from edgepipe.quantize.ladder_context import Fidelity, LadderContext, LadderSettings, StepResult
+from edgepipe.quantize.report import QuantizationReport, worst_layers
+from edgepipe.quantize.sensitivity import measure_sensitivity
+from edgepipe.quantize.steps import LADDER_STEPS
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class LadderSettings:
-    """What the ladder may try (from ``[quantization]`` in the config, or the target profile)."""
-
-    steps: tuple[StepName, ...] = ("ptq", "calibration", "mixed", "qat")
-    granularity: Granularity = "per-channel"
-    methods: tuple[CalibrationMethod, ...] = ("minmax", "percentile", "entropy")
-    granularities: tuple[Granularity, ...] = ("per-channel", "per-tensor")
-    precisions: tuple[LayerPrecision, ...] = ("int8", "a16w8", "float")
-    mixed_budget: float = 0.25
-    qat_epochs: int = 3
-    qat_learning_rate: float = 1e-4
-    sensitivity_samples: int = 64
-
-    @property
-    def start(self) -> QuantRecipe:
-        """Step (a)'s recipe: minmax, asymmetric int8 activations, the configured weight granularity."""
-        return QuantRecipe(per_channel=self.granularity == "per-channel")
+__all__ = ["Fidelity", "LadderContext", "LadderSettings", "StepResult", "run_ladder", "score"]
 
 
-@dataclass(frozen=True)
-class Fidelity:
-    """How closely a quantized artifact follows its float model on the selection split.
+def score(context: LadderContext, result: StepResult) -> StepResult:
+    """Score ``result``'s artifacts on the selection split: status ``met`` when every format holds there.
 
-    ``flips_points``: share of samples whose top-1 differs from the float model's
-    (percentage points; never less than the accuracy drop, so a conservative
-    stand-in for it); ``sqnr_db``: SQNR of the outputs against the float outputs
-    (dB); ``accuracy``: top-1 against the labels (0..1).
+    With a labelled evaluation split, the evaluation accuracy and drop are recorded too (never decided on).
     """
-
-    flips_points: float
-    sqnr_db: float
-    accuracy: float
-
-    def better_than(self, other: Fidelity) -> bool:
-        """Fewer top-1 flips; at equal flips, a higher output SQNR."""
-        return (self.flips_points, -self.sqnr_db) < (other.flips_points, -other.sqnr_db)
-
-
-@dataclass
-class LadderContext:
-    """Everything a step reads, and what earlier steps left for later ones."""
-
-    model: SourceModel
-    graph: TFGraph | None
-    floats: dict[str, Path]
-    calibration: Dataset
-    selection: Dataset | None
-    evaluation: Dataset
-    train: Dataset | None
-    threshold: float
-    settings: LadderSettings
-    work: Path
-    float_accuracy: dict[str, float] = field(default_factory=dict)
-    float_selection: dict[str, np.ndarray] = field(default_factory=dict)
-    best_recipe: dict[str, QuantRecipe] = field(default_factory=dict)
-    sensitivity: list[LayerSensitivity] = field(default_factory=list)
-    sensitivity_recipe: str = ""
-
-    def folder(self, name: str) -> Path:
-        path = self.work / name
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def quantize(self, fmt: str, recipe: QuantRecipe, out: Path) -> Path:
-        """One quantized artifact of format ``fmt`` following ``recipe``."""
-        if fmt == "onnx":
-            from edgepipe.quantize.onnx_qdq import quantize_onnx
-
-            return quantize_onnx(self.floats["onnx"], out, self.calibration, recipe, self.work)
-        from edgepipe.quantize.tflite_int8 import quantize_tflite
-
-        assert self.graph is not None
-        return quantize_tflite(self.graph, out, self.calibration, recipe)
-
-    def fidelity(self, fmt: str, path: Path) -> Fidelity:
-        """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the selection split."""
-        assert self.selection is not None and self.selection.labels is not None
-        if fmt not in self.float_selection:
-            self.float_selection[fmt] = predict_logits(self.floats[fmt], self.selection)
-        reference, logits = self.float_selection[fmt], predict_logits(path, self.selection)
-        flips = float(np.mean(reference.reshape(len(reference), -1).argmax(1) != logits.reshape(len(logits), -1)
-                              .argmax(1)))
-        return Fidelity(flips_points=round(100 * flips, 4), sqnr_db=sqnr_db(reference, logits),
-                        accuracy=round(top1_accuracy(logits, self.selection.labels), 6))
-
-    @property
-    def formats(self) -> list[str]:
-        """Formats the ladder quantizes: ONNX always, TFLite when the TensorFlow graph exists."""
-        return [f for f in self.floats if f == "onnx" or self.graph is not None]
-
-
-@dataclass
-class StepResult:
-    """A step's outcome and, when it produced any, its quantized artifacts per format."""
-
-    outcome: StepOutcome
-    artifacts: dict[str, Artifact] = field(default_factory=dict)
-
-
-def gate(context: LadderContext, result: StepResult) -> StepResult:
-    """Score ``result``'s artifacts on the evaluation split; status ``met`` when every drop is within threshold."""
     outcome = result.outcome
     for fmt, artifact in result.artifacts.items():
-        accuracy = evaluate_top1(artifact.path, context.evaluation)
-        outcome.accuracy[fmt] = round(accuracy, 6)
-        outcome.drop_points[fmt] = round(100 * (context.float_accuracy[fmt] - accuracy), 4)
+        outcome.selection[fmt] = context.selection_score(fmt, context.fidelity(fmt, artifact.path))
         outcome.size_bytes[fmt] = artifact.size_bytes
-    worst = outcome.worst_drop
-    outcome.status = "met" if worst is not None and worst <= context.threshold + 1e-9 else "missed"
+        if context.evaluation is not None and context.evaluation.labels is not None and fmt in context.float_accuracy:
+            accuracy = evaluate_top1(artifact.path, context.evaluation)
+            outcome.accuracy[fmt] = round(accuracy, 6)
+            outcome.drop_points[fmt] = round(100 * (context.float_accuracy[fmt] - accuracy), 4)
+    held = bool(outcome.selection) and all(s.met for s in outcome.selection.values())
+    outcome.status = "met" if held else "missed"
     return result
 
 
+def _shortfall(result: StepResult) -> str:
+    """Why the next step runs: what ``result`` missed on the selection split."""
+    parts = []
+    for fmt, sel in result.outcome.selection.items():
+        if sel.met:
+            continue
+        if sel.drop_points is not None:
+            parts.append(f"{fmt} selection drop {sel.drop_points:+.2f} points")
+        else:
+            parts.append(f"{fmt} " + (sel.failures[0] if sel.failures else f"cosine {sel.min_cosine:.4f}"))
+    return f"{result.outcome.step} missed on the selection split: " + "; ".join(parts)
+
+
+def _rank(result: StepResult) -> tuple[int, float, float]:
+    """Sort key of kept candidates (smaller is better), from the selection split only."""
+    scores = list(result.outcome.selection.values())
+    drop = max((s.drop_points for s in scores if s.drop_points is not None), default=0.0)
+    return (sum(not s.met for s in scores), drop, -min((s.min_cosine for s in scores), default=-1.0))
+
+
 def _final(results: list[StepResult]) -> StepResult | None:
-    """The step whose artifacts are kept: the first that met the threshold, else the smallest worst drop."""
+    """The step whose artifacts are kept: the first that held on the selection split, else the best there."""
     tried = [r for r in results if r.artifacts]
     met = [r for r in tried if r.outcome.status == "met"]
     if met:
         return met[0]
-    return min(tried, key=lambda r: r.outcome.worst_drop or 0.0, default=None)
+    return min(tried, key=_rank, default=None)
 
 
-def _still_sensitive(sensitivity: list[LayerSensitivity], count: int = 5) -> list[str]:
-    return [f"{row.format}:{row.layer}" for row in worst_layers(sensitivity, count)]
+def _still_sensitive(context: LadderContext, count: int = 5) -> list[str]:
+    return [f"{row.format}:{row.layer}" for row in worst_layers(context.sensitivity, count)]
 
 
 def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationReport]:
     """Walk the ladder; returns the kept quantized artifacts and the decision trail."""
-    from edgepipe.quantize.steps import LADDER_STEPS
-
-    context.float_accuracy = {f: evaluate_top1(p, context.evaluation) for f, p in context.floats.items()
-                              if f in context.formats}
+    if context.evaluation is not None and context.evaluation.labels is not None:
+        context.float_accuracy = {f: evaluate_top1(p, context.evaluation) for f, p in context.floats.items()
+                                  if f in context.formats}
     results: list[StepResult] = []
+    why = "first step"
     for name, step in LADDER_STEPS:
         if name not in context.settings.steps:
             continue
         start = time.perf_counter()
         result = step(context)
+        result.outcome.why = why
         if result.artifacts:
-            result = gate(context, result)
+            result = score(context, result)
+            why = _shortfall(result)
         result.outcome.seconds = round(time.perf_counter() - start, 3)
-        log.info("ladder step %s: %s (%s)", name, result.outcome.status, result.outcome.worst_drop)
+        log.info("ladder step %s: %s (%s)", name, result.outcome.status, result.outcome.why)
         results.append(result)
         if result.outcome.status == "met":
             break
-    if not context.sensitivity:
-        from edgepipe.quantize.sensitivity import measure_sensitivity
-
-        measure_sensitivity(context)
     final = _final(results)
     met = final is not None and final.outcome.status == "met"
+    if not met and not context.sensitivity:
+        measure_sensitivity(context)
     report = QuantizationReport(
-        threshold_points=context.threshold, met=met, final_step=final.outcome.step if final else None,
-        allowed_precisions=list(context.settings.precisions), steps=[r.outcome for r in results],
-        sensitivity_recipe=context.sensitivity_recipe, sensitivity=context.sensitivity,
-        still_sensitive=[] if met else _still_sensitive(context.sensitivity))
+        threshold_points=context.threshold, metric="top1" if context.labelled else "label_free",
+        decided_on=context.describe_decisions(), preparation=list(context.preparation), met=met,
+        final_step=final.outcome.step if final else None, allowed_precisions=list(context.settings.precisions),
+        steps=[r.outcome for r in results], sensitivity_recipe=context.sensitivity_recipe,
+        sensitivity=context.sensitivity, still_sensitive=[] if met else _still_sensitive(context))
     return (list(final.artifacts.values()) if final else []), report

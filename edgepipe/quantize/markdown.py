@@ -8,6 +8,18 @@ _STATUS = {"met": "✅ met", "missed": "❌ missed", "skipped": "– skipped"}
 _LETTER = {"ptq": "a", "calibration": "b", "mixed": "c", "qat": "d"}
 
 
+def _letter(step: str) -> str:
+    return _LETTER.get(step, "+")
+
+
+def _selection(step: StepOutcome) -> str:
+    cells = []
+    for fmt, sel in step.selection.items():
+        text = f"{fmt} cos {sel.min_cosine:.4f}, {sel.min_sqnr_db:.1f} dB"
+        cells.append(text + (f", drop {sel.drop_points:+.2f}" if sel.drop_points is not None else ""))
+    return "; ".join(cells) or "–"
+
+
 def _cells(values: dict[str, float], fmt: str) -> str:
     return ", ".join(f"{k} {fmt.format(v)}" for k, v in values.items()) or "–"
 
@@ -15,25 +27,30 @@ def _cells(values: dict[str, float], fmt: str) -> str:
 def _step_row(step: StepOutcome) -> str:
     kept = ", ".join(f"{fmt}: {len(layers)}" for fmt, layers in step.kept_layers.items() if layers) or "–"
     accuracy = _cells({k: 100 * v for k, v in step.accuracy.items()}, "{:.2f}%")
-    note = "; ".join(p for p in (step.note, step.cost) if p)
-    return (f"| ({_LETTER[step.step]}) {step.title} | {_STATUS[step.status]} | {_cells(step.recipe, '{}')} | "
-            f"{accuracy} | {_cells(step.drop_points, '{:+.2f}')} | {_cells(step.size_bytes, '{:,}')} | {kept} | "
+    note = "; ".join(p for p in (step.why if step.step != "ptq" else "", step.note, step.cost) if p)
+    return (f"| ({_letter(step.step)}) {step.title} | {_STATUS[step.status]} | {_cells(step.recipe, '{}')} | "
+            f"{_selection(step)} | {accuracy} | {_cells(step.drop_points, '{:+.2f}')} | "
+            f"{_cells(step.size_bytes, '{:,}')} | {kept} | "
             f"{step.seconds:.1f} | {note} |")
 
 
 def render_quantization(report: QuantizationReport) -> list[str]:
     """Markdown lines: which step the ladder stopped at (or what it tried), every step, the worst layers."""
+    goal = (f"drop within {report.threshold_points:g} points" if report.metric == "top1"
+            else "every label-free threshold")
     if report.met:
-        headline = f"Stopped at step ({_LETTER[report.final_step or 'ptq']}) **{report.final_step}**: " \
-                   f"drop within {report.threshold_points:g} points."
+        headline = f"Stopped at step ({_letter(report.final_step or 'ptq')}) **{report.final_step}**: {goal} " \
+                   "on the selection split."
     else:
         tried = ", ".join(s.step for s in report.steps if s.status != "skipped")
-        headline = (f"No step met {report.threshold_points:g} points (tried: {tried}); kept the best attempt "
+        headline = (f"No step met {goal} on the selection split (tried: {tried}); kept the best attempt "
                     f"({report.final_step}). Still sensitive: {', '.join(report.still_sensitive) or '–'}.")
     lines = ["## Quantization ladder", "", headline, "",
-             f"Allowed precisions: {', '.join(report.allowed_precisions)}.", "",
-             "| step | outcome | setting | accuracy | drop (points) | size (bytes) | layers kept higher | time (s) "
-             "| note |", "|---|---|---|---|---|---|---|---|---|"]
+             f"Decisions read only the {report.decided_on or 'selection split'}; the evaluation split judges "
+             "the kept result.", "", f"Allowed precisions: {', '.join(report.allowed_precisions)}.", ""]
+    lines += [f"- preparation: {note}" for note in report.preparation] + ([""] if report.preparation else [])
+    lines += ["| step | outcome | setting | selection split | evaluation accuracy | evaluation drop (points) "
+              "| size (bytes) | layers kept higher | time (s) | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_step_row(step) for step in report.steps]
     kept = [(fmt, k) for s in report.steps if s.step == report.final_step for fmt, ks in s.kept_layers.items()
             for k in ks]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.data import Dataset
+from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -42,12 +43,8 @@ def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | No
 
 
 def preprocess(float_path: Path, out_path: Path) -> Path:
-    """ONNX Runtime's recommended pre-processing (shape inference, graph optimisation) before PTQ; cached."""
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    if not out_path.exists():
-        quant_pre_process(str(float_path), str(out_path), skip_symbolic_shape=False)
-    return out_path
+    """ONNX Runtime's pre-processing and edgepipe's fixes for real exports (:mod:`.onnx_prepare`); cached."""
+    return prepare_onnx(float_path, out_path).path
 
 
 def graph_inputs(model: Any) -> list[str]:
@@ -91,6 +88,8 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
         "WeightSymmetric": True,
         "CalibTensorRangeSymmetric": recipe.symmetric_activations,
     }
+    if needs_bias_adjust_off(model):
+        extra["QDQDisableWeightAdjustForInt32Bias"] = True
     if recipe.keep_a16w8:
         extra["TensorQuantOverrides"] = _int16_overrides(model, recipe.keep_a16w8)
     chatter = io.StringIO()  # the calibrators print progress to stdout; keep it in the log instead
@@ -98,7 +97,8 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
         quantize_static(
             str(prepared), str(out_path), calibration_reader(calibration, graph_inputs(model)),
             quant_format=QuantFormat.QDQ,
-            per_channel=recipe.per_channel,
+            # below opset 13 the upgrade was refused (prepare_onnx says why): per-tensor is all it can load
+            per_channel=recipe.per_channel and default_opset(model) >= PER_CHANNEL_OPSET,
             activation_type=activation_type,
             weight_type=QuantType.QInt8,
             calibrate_method=getattr(CalibrationMethod, _METHODS[recipe.method]),

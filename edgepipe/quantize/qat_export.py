@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.quantize.ladder import LadderContext
+from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.qat import QatSettings, train_qat
 from edgepipe.quantize.recipe import QuantRecipe
 

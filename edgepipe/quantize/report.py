@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-StepName = Literal["ptq", "calibration", "mixed", "qat"]
+#: A ladder step's name (the registry in :mod:`edgepipe.quantize.steps` lists them: ptq, calibration, mixed, qat…).
+StepName = str
 
 
 class _Record(BaseModel):
@@ -41,22 +42,46 @@ class KeptLayer(_Record):
 
 
 class CandidateScore(_Record):
-    """One PTQ setting tried in step (b), scored on the selection split (fewest flips, then highest SQNR wins)."""
+    """One PTQ setting tried in step (b), scored on the selection split.
+
+    Labelled: fewest top-1 flips, then highest SQNR wins; label-free: fewest missed
+    thresholds, then highest lowest-cosine, then highest SQNR.
+    """
 
     format: Literal["onnx", "tflite"]
     recipe: str
-    selection_accuracy: float = Field(description="Top-1 on the selection split (0..1).")
-    flips_points: float = Field(description="Selection samples whose top-1 differs from the float model's (points).")
-    sqnr_db: float = Field(description="SQNR of the outputs against the float outputs on the selection split (dB).")
+    selection_accuracy: float | None = Field(None, description="Top-1 on the selection split (0..1), if labelled.")
+    flips_points: float | None = Field(
+        None, description="Selection samples whose top-1 differs from the float model's (points), if labelled.")
+    sqnr_db: float = Field(description="Lowest SQNR of the outputs against the float outputs (dB).")
+    min_cosine: float | None = Field(None, description="Lowest cosine of the outputs against the float outputs.")
+
+
+class SelectionScore(_Record):
+    """A step's artifact of one format scored on the selection split: what the ladder's stopping rule reads."""
+
+    min_cosine: float = Field(description="Lowest cosine over the outputs, against the float model.")
+    min_sqnr_db: float = Field(description="Lowest SQNR over the outputs, against the float model (dB).")
+    accuracy: float | None = Field(None, description="Top-1 (0..1) when the selection split has labels.")
+    drop_points: float | None = Field(None, description="Float minus quantized top-1 on the selection split.")
+    failures: list[str] = Field(default_factory=list, description="Label-free thresholds missed.")
+    met: bool
 
 
 class StepOutcome(_Record):
-    """One rung of the ladder: what it tried and what it got on the evaluation split."""
+    """One rung of the ladder: why it ran, what it tried, its score on the selection split (which decides).
+
+    ``accuracy`` / ``drop_points`` are on the evaluation split when it has labels: a record
+    of each step, never read by the ladder's decisions.
+    """
 
     step: StepName
     title: str
     status: Literal["met", "missed", "skipped"]
+    why: str = Field("", description="Why the step ran: what the step before it missed.")
     note: str = Field("", description="Why it was skipped, or what it chose.")
+    selection: dict[str, SelectionScore] = Field(default_factory=dict,
+                                                 description="Score per format on the selection split.")
     recipe: dict[str, str] = Field(default_factory=dict, description="Setting used, per format.")
     accuracy: dict[str, float] = Field(default_factory=dict, description="Top-1 per format (0..1), evaluation split.")
     drop_points: dict[str, float] = Field(default_factory=dict, description="Float minus quantized, points.")
@@ -76,7 +101,11 @@ class QuantizationReport(_Record):
     """The fallback ladder's decision trail, and the sensitivity of every quantized layer."""
 
     threshold_points: float
-    met: bool = Field(description="True when some step met the threshold.")
+    metric: Literal["top1", "label_free"] = Field("top1", description="What decided: top-1 drop or fidelity.")
+    decided_on: str = Field("", description="The split, sample count and measure every decision read.")
+    preparation: list[str] = Field(default_factory=list,
+                                   description="What was done to the float model so it quantizes, and why.")
+    met: bool = Field(description="True when some step met the threshold on the selection split.")
     final_step: StepName | None = Field(description="The step whose artifacts were kept.")
     allowed_precisions: list[str]
     steps: list[StepOutcome]

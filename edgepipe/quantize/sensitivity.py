@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from edgepipe.quantize.ladder import LadderContext
+from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.sensitivity_onnx import onnx_sensitivity
+from edgepipe.quantize.sensitivity_tflite import tflite_sensitivity
 
 
 def measure_sensitivity(context: LadderContext) -> None:
@@ -12,9 +14,6 @@ def measure_sensitivity(context: LadderContext) -> None:
     Falls back to the calibration split when there is no selection split; never
     touches the evaluation split.
     """
-    from edgepipe.quantize.sensitivity_onnx import onnx_sensitivity
-    from edgepipe.quantize.sensitivity_tflite import tflite_sensitivity
-
     dataset = context.selection or context.calibration
     limit = context.settings.sensitivity_samples
     folder = context.folder("sensitivity")

@@ -26,6 +26,20 @@ log = logging.getLogger(__name__)
 #: Elementwise ops a layer's output passes through before it is quantized (fused by the quantizer).
 _FOLLOWERS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "Add")
 _WEIGHT_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+#: Above this many weight layers only the accumulated figures are measured: the isolated ones cost one
+#: quantizer run per layer (minutes each on a real detector).
+ISOLATED_MAX_LAYERS = 24
+#: Bytes of intermediate activations the accumulated comparison may hold in memory (both models, all samples).
+ACTIVATION_BUDGET_BYTES = 1 << 30
+
+
+def activation_samples(prepared: Path, dataset: Dataset, limit: int) -> int:
+    """Samples the accumulated comparison can afford: every tensor of both models is kept for each one."""
+    import onnx
+
+    tensors = len(onnx.load(str(prepared), load_external_data=False).graph.node)
+    per_sample = max(1, sum(a[:1].nbytes for a in dataset.inputs)) * max(1, tensors) * 2
+    return max(2, min(limit, ACTIVATION_BUDGET_BYTES // per_sample))
 
 
 def _activations(model_path: Path, out: Path, dataset: Dataset, limit: int) -> dict[str, list[np.ndarray]]:
@@ -66,12 +80,15 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     folder = scratch / "sensitivity_onnx"
     folder.mkdir(exist_ok=True)
-    matched = create_activation_matching(_activations(int8_path, folder / "q_aug.onnx", dataset, limit),
-                                         _activations(prepared, folder / "f_aug.onnx", dataset, limit))
+    samples = activation_samples(prepared, dataset, limit)
+    matched = create_activation_matching(_activations(int8_path, folder / "q_aug.onnx", dataset, samples),
+                                         _activations(prepared, folder / "f_aug.onnx", dataset, samples))
+    layers = _layer_tensors(prepared)
+    isolated = len(layers) <= ISOLATED_MAX_LAYERS
     subset = Dataset(dataset.path, tuple(a[:limit] for a in dataset.inputs), None, dataset.sha256)
-    float_out = predict_logits(prepared, subset)
+    float_out = predict_logits(prepared, subset) if isolated else None
     rows = []
-    for node, op, tensors in _layer_tensors(prepared):
+    for node, op, tensors in layers:
         row = LayerSensitivity(format="onnx", layer=node, op=op)
         for tensor in reversed(tensors):
             match = matched.get(tensor)
@@ -79,8 +96,12 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
                 row.accumulated_sqnr_db = sqnr_db(match["float"], match["post_qdq"])
                 row.accumulated_cosine = cosine(match["float"], match["post_qdq"])
                 break
+        if not isolated:
+            rows.append(row)
+            continue
         single = quantize_onnx(float_path, folder / "single.onnx", calibration, recipe, scratch, only_nodes=(node,))
         out = predict_logits(single, subset)
+        assert float_out is not None
         row.isolated_sqnr_db, row.isolated_cosine = sqnr_db(float_out, out), cosine(float_out, out)
         rows.append(row)
     log.info("ONNX sensitivity of %d layers (%s)", len(rows), recipe.label)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from edgepipe.data import Dataset
-from edgepipe.quantize.ladder import LadderSettings
+from edgepipe.data import Dataset, load_dataset
+from edgepipe.quantize.ladder_context import LadderSettings
+from edgepipe.quantize.onnx_prepare import prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe
 
 
@@ -40,12 +43,29 @@ def start_recipe(config: Any) -> QuantRecipe:
     return QuantRecipe(per_channel=config.quantization.granularity == "per-channel")
 
 
-def optional_split(config: Any, inputs: Any, name: str) -> Dataset | None:
-    """The labelled ``data.<name>`` split (selection, train), checked against the model; None when not given."""
-    from edgepipe.data import load_dataset
+def optional_split(config: Any, inputs: Any, name: str, need_labels: bool = True) -> Dataset | None:
+    """The ``data.<name>`` split (selection, train), checked against the model; None when not given.
 
+    ``need_labels``: a split without labels is a user error (a labelled build's selection, any train split).
+    """
     path = getattr(config.data, name)
     if path is None:
         return None
-    return load_dataset(path, inputs.model.signature, role=name, need_labels=True,
+    return load_dataset(path, inputs.model.signature, role=name, need_labels=need_labels,
                         preprocess=getattr(config, "preprocess", None))
+
+
+def prepare_float_onnx(floats: dict[str, Path], calibration: Dataset, settings: LadderSettings,
+                       work: Path) -> tuple[LadderSettings, list[str]]:
+    """Prepare the float ONNX for the quantizer (:mod:`.onnx_prepare`); narrow ``settings`` to what it allows.
+
+    Returns the settings (per-tensor only when the model stays below opset 13) and the preparation notes.
+    """
+    if "onnx" not in floats:
+        return settings, []
+    prepared = prepare_onnx(floats["onnx"], work / f"{floats['onnx'].stem}_prep.onnx",
+                            list(calibration.samples(4)))
+    notes = [f"onnx: {note}" for note in prepared.notes]
+    if prepared.per_channel or "per-channel" not in settings.granularities:
+        return settings, notes
+    return replace(settings, granularity="per-tensor", granularities=("per-tensor",)), notes

@@ -19,6 +19,8 @@ class OutputAgreementInfo(_Record):
     top1_agreement: float | None = Field(None, description="Share of samples with the same top-1 class (0..1).")
     top5_agreement: float | None = Field(
         None, description="Share of samples whose reference top-1 is in the candidate's top 5 (0..1).")
+    kind: Literal["class-scores", "regression"] = Field(
+        "regression", description="Class scores get top-1/top-5 agreement; regression outputs cosine/SQNR/error only.")
 
 
 class ComparisonInfo(_Record):

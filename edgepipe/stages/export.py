@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
+from edgepipe.export.onnx_quantized_input import already_quantized_artifacts
+from edgepipe.load.onnx_quantized import quantized_kind
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
 from edgepipe.stages.inputs import BuildInputs
@@ -72,6 +74,11 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     from edgepipe.export.onnx_constants import constants_to_initializers
     from edgepipe.load.onnx_shapes import dynamic_inputs
 
+    kind = quantized_kind(inputs.model.handle)
+    if kind.is_quantized:  # shipped quantized: kept as the int8 artifact, never rewritten (export/onnx_quantized_input)
+        artifacts, reason = already_quantized_artifacts(inputs.model.handle, kind, folder)
+        stages.skip("export", reason)
+        return artifacts
     onnx_path = folder / "model.onnx"
     model = onnx.ModelProto()
     model.CopyFrom(inputs.model.handle)  # the loaded model: dynamic input dims already fixed

@@ -1,9 +1,10 @@
 """Stage: quantization — the fallback ladder (PTQ → better calibration → mixed precision → QAT).
 
-With labelled evaluation data the ladder runs (:mod:`edgepipe.quantize.ladder`)
-and stops at the first step whose accuracy drop is within the threshold; its
-decision trail goes into the report. Without labels there is nothing to gate,
-so only step (a), plain PTQ, runs.
+With evaluation data the ladder runs (:mod:`edgepipe.quantize.ladder`) and stops
+at the first step that holds on the selection split: a top-1 drop within the
+threshold when that split has labels, label-free fidelity of every output
+(``[accuracy]`` min_cosine, …) when it has not. Its decision trail goes into the
+report. Without evaluation data only step (a), plain PTQ, runs.
 
 Containment: a quantizer failure (ONNX Runtime's quantizer, the TFLite converter) or an
 int8 artifact its runtime refuses is recorded as a failed stage with the tool's message and
@@ -52,6 +53,8 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
     assert inputs.calibration is not None
     quantized: list[Artifact] = []
     for artifact in floats:
+        if artifact.precision != "fp32":  # a model shipped quantized is not quantized again
+            continue
         try:
             made = _quantize_one(artifact, graph, folder, scratch, inputs.calibration, recipe)
         except ToolFailed as failure:
@@ -62,18 +65,37 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
     return quantized
 
 
+def _onnx_preparation(floats: list[Artifact], inputs: BuildInputs, scratch: Path) -> list[str]:
+    """What :mod:`edgepipe.quantize.onnx_prepare` did to the float ONNX before PTQ (opset upgrade, biases), and why."""
+    from edgepipe.quantize.onnx_prepare import prepare_onnx
+
+    assert inputs.calibration is not None
+    source = next((a.path for a in floats if a.format == "onnx" and a.precision == "fp32"), None)
+    if source is None:
+        return []
+    # the same file quantize_onnx prepares (scratch/<stem>_prep.onnx), checked on real samples first
+    return prepare_onnx(source, scratch / f"{source.stem}_prep.onnx", list(inputs.calibration.samples(4))).notes
+
+
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
             config: Any) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
-    from edgepipe.quantize.settings import ladder_settings, optional_split
+    from edgepipe.quantize.settings import ladder_settings, optional_split, prepare_float_onnx
+    from edgepipe.stages.evaluate import thresholds_of
 
     assert inputs.calibration is not None and inputs.evaluation is not None
+    labelled = inputs.evaluation.labels is not None
+    work = scratch / "ladder"
+    work.mkdir(parents=True, exist_ok=True)
+    float_paths = {a.format: a.path for a in floats if a.precision == "fp32"}
+    settings, preparation = prepare_float_onnx(float_paths, inputs.calibration, ladder_settings(config, inputs.targets),
+                                               work)
     context = LadderContext(
-        model=inputs.model, graph=graph, floats={a.format: a.path for a in floats if a.precision == "fp32"},
-        calibration=inputs.calibration, selection=optional_split(config, inputs, "selection"),
+        model=inputs.model, graph=graph, floats=float_paths,
+        calibration=inputs.calibration, selection=optional_split(config, inputs, "selection", need_labels=labelled),
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
-        threshold=config.accuracy.max_drop_points, settings=ladder_settings(config, inputs.targets),
-        work=scratch / "ladder")
+        threshold=config.accuracy.max_drop_points, settings=settings, work=work,
+        thresholds=thresholds_of(config.accuracy), preparation=preparation)
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses
@@ -91,9 +113,12 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     if inputs.calibration is None:
         stages.skip(STAGE, "no calibration data (give --calib or data.calibration)")
         return [], None
+    if not any(a.precision == "fp32" for a in floats):
+        stages.skip(STAGE, "no float artifact to quantize: the input is already quantized")
+        return [], None
     quantized: list[Artifact] = []
     report = None
-    gated = (config is not None and inputs.evaluation is not None and inputs.evaluation.labels is not None
+    gated = (config is not None and inputs.evaluation is not None
              and inputs.model.format in ("keras", "savedmodel", "onnx"))
     if gated:
         try:
@@ -107,7 +132,10 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
-        with stages.stage(STAGE, f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples"):
+        notes = _onnx_preparation(floats, inputs, scratch)
+        detail = f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples" + "".join(
+            f"; {note}" for note in notes)
+        with stages.stage(STAGE, detail):
             quantized = _plain_ptq(inputs, floats, graph, folder, scratch, recipe, stages)
     quantized = loadable(quantized, stages, STAGE)
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer

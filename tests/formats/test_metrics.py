@@ -35,7 +35,7 @@ def test_topk_agreement_only_for_classifier_shapes() -> None:
     cand = np.array([[0.9, 0.5, 0.0, 0.0, 0.0, 0.0], [0.8, 0.1, 0.0, 0.0, 0.0, 0.1]])
     assert topk_agreement(ref, cand, 1) == 0.5
     assert topk_agreement(ref, cand, 5) == 1.0
-    assert topk_agreement(ref[:, None, :], cand[:, None, :], 1) is None  # (N, 1, C) is not classifier-shaped
+    assert topk_agreement(ref[:, None, :], cand[:, None, :], 1) == 0.5  # (N, T, C): per-position class scores
     assert topk_agreement(ref[:, :3], cand[:, :3], 5) is None  # fewer than 5 classes
 
 
@@ -67,3 +67,24 @@ def test_thresholds_name_each_failure() -> None:
     assert Thresholds(min_cosine=0.99).failures(agreement) == []  # same direction: cosine 1
     failures = Thresholds(min_cosine=0.99, min_sqnr_db=20, max_abs_error=0.1).failures(agreement)
     assert failures == ["score: SQNR 6.0 dB < 20 dB", "score: max abs error 0.5 > 0.1"]
+
+
+def test_top1_only_for_class_score_outputs() -> None:
+    """Softmax rows and score-named outputs get top-1; landmarks, boxes and maps get cosine/SQNR/error only."""
+    from edgepipe.metrics.label_free import compare_outputs, output_kind
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(20, 7, 30))
+    probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    landmarks = rng.normal(size=(20, 63))
+    assert output_kind("softmax_11.tmp_0", probs) == "class-scores"
+    assert output_kind("out", probs) == "class-scores"  # rows are distributions
+    assert output_kind("Identity_1", landmarks) == "regression"
+    assert output_kind("logits", landmarks) == "class-scores"  # the name says so
+    assert output_kind("map", rng.uniform(size=(4, 1, 8, 8))) == "regression"
+    noisy = probs + rng.normal(0, 1e-4, probs.shape)
+    seq = compare_outputs("probs", probs, noisy)
+    assert seq.kind == "class-scores" and seq.top1_agreement is not None and seq.top1_agreement > 0.9
+    reg = compare_outputs("Identity_1", landmarks, landmarks * 1.01)
+    assert reg.kind == "regression" and reg.top1_agreement is None and reg.top5_agreement is None
+    assert reg.cosine > 0.999 and reg.max_abs_error > 0

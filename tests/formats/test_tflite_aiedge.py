@@ -50,3 +50,22 @@ def test_quantized_fp16_model_is_int8_and_agrees(fp16: Path, tmp_path: Path) -> 
         assert runner._interp.get_input_details()[0]["dtype"] == np.int8  # noqa: SLF001 - the file's real I/O type
     data = rng.random((16, 16, 16, 3), dtype=np.float32)
     assert cosine(_outputs(fp16, data), _outputs(out, data)) > 0.98
+
+
+@pytest.mark.slow
+def test_full_int8_tflite_without_data_is_checked_and_timed(fp16: Path, tmp_path: Path) -> None:
+    """A shipped full-int8 TFLite given alone: no data, yet the build runs it and times it on synthetic inputs."""
+    import json
+
+    from tests.conftest import run_cli
+
+    rng = np.random.default_rng(2)
+    calibration = Dataset(path=tmp_path, inputs=(rng.random((16, 16, 16, 3), dtype=np.float32),), labels=None,
+                          sha256="")
+    shipped = quantize_float_tflite(fp16, tmp_path / "wakeword_int8.tflite", calibration, tmp_path)
+    proc = run_cli("build", "-q", "--model", str(shipped), "--no-cache", "-o", "out", cwd=tmp_path)
+    assert proc.returncode != 3, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "out" / "wakeword_int8" / "host-cpu" / "report.json").read_text())
+    assert report["latency_ms"]["model_int8.tflite"] > 0
+    latency = next(s for s in report["stages"] if s["name"] == "latency")
+    assert latency["status"] == "ran" and "synthetic inputs" in latency["detail"]

@@ -1,0 +1,202 @@
+"""What the fallback ladder's steps share: its settings, the context they read, how a candidate is scored.
+
+Kept apart from the driver (:mod:`edgepipe.quantize.ladder`) and the steps
+(:mod:`edgepipe.quantize.steps`) so that both import this module and neither imports the other.
+
+Every choice the ladder makes — which calibration, which layers to keep higher, when to
+stop — reads only the **selection split** (``data.selection``; without one, the
+calibration split, which the trail then says). With labels there, the decision is the
+top-1 drop against the float model; without labels it is label-free fidelity: every
+output's cosine / SQNR / max error against the float model's (the thresholds of
+``[accuracy]``). The evaluation split never takes part: it judges the kept result only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.artifacts import Artifact
+from edgepipe.data import Dataset
+from edgepipe.evaluate import top1_accuracy
+from edgepipe.export.tf_function import TFGraph
+from edgepipe.load import SourceModel
+from edgepipe.metrics.compare import ModelOutputs, run_outputs
+from edgepipe.metrics.label_free import Thresholds, compare_outputs
+from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
+from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
+
+SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """What the ladder may try (from ``[quantization]`` in the config, or the target profile)."""
+
+    steps: tuple[str, ...] = ("ptq", "calibration", "mixed", "qat")
+    granularity: Granularity = "per-channel"
+    methods: tuple[CalibrationMethod, ...] = ("minmax", "percentile", "entropy")
+    granularities: tuple[Granularity, ...] = ("per-channel", "per-tensor")
+    precisions: tuple[LayerPrecision, ...] = ("int8", "a16w8", "float")
+    mixed_budget: float = 0.25
+    qat_epochs: int = 3
+    qat_learning_rate: float = 1e-4
+    sensitivity_samples: int = 64
+    #: Selection samples each candidate is scored on at most when label-free (it keeps every output);
+    #: a labelled selection split is always used whole.
+    selection_samples: int = 64
+
+    @property
+    def start(self) -> QuantRecipe:
+        """Step (a)'s recipe: minmax, asymmetric int8 activations, the configured weight granularity."""
+        return QuantRecipe(per_channel=self.granularity == "per-channel")
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """How closely a quantized artifact follows its float model on the selection split.
+
+    ``cosine`` / ``sqnr_db``: the lowest over the model's outputs (dB for SQNR);
+    ``failures``: the label-free thresholds missed, one line each. With labels:
+    ``accuracy`` (top-1, 0..1) and ``flips_points``, the share of samples whose top-1
+    differs from the float model's (percentage points; never less than the drop).
+    """
+
+    cosine: float
+    sqnr_db: float
+    failures: tuple[str, ...] = ()
+    accuracy: float | None = None
+    flips_points: float | None = None
+
+    def better_than(self, other: Fidelity) -> bool:
+        """Labelled: fewer top-1 flips, then higher SQNR. Label-free: fewer misses, higher cosine, higher SQNR."""
+        if self.flips_points is not None and other.flips_points is not None:
+            return (self.flips_points, -self.sqnr_db) < (other.flips_points, -other.sqnr_db)
+        return (len(self.failures), -self.cosine, -self.sqnr_db) < (len(other.failures), -other.cosine,
+                                                                     -other.sqnr_db)
+
+
+@dataclass
+class LadderContext:
+    """Everything a step reads, and what earlier steps left for later ones.
+
+    ``evaluation`` is only for the driver's record of the kept result; steps never read it.
+    ``thresholds``: the label-free gate, used when the selection split has no labels.
+    """
+
+    model: SourceModel
+    graph: TFGraph | None
+    floats: dict[str, Path]
+    calibration: Dataset
+    selection: Dataset | None
+    evaluation: Dataset | None
+    train: Dataset | None
+    threshold: float
+    settings: LadderSettings
+    work: Path
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    preparation: list[str] = field(default_factory=list)
+    float_accuracy: dict[str, float] = field(default_factory=dict)
+    float_selection: dict[str, ModelOutputs] = field(default_factory=dict)
+    best_recipe: dict[str, QuantRecipe] = field(default_factory=dict)
+    sensitivity: list[LayerSensitivity] = field(default_factory=list)
+    sensitivity_recipe: str = ""
+
+    def folder(self, name: str) -> Path:
+        path = self.work / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def decision_split(self) -> Dataset:
+        """The split every choice is made on: the selection split, else the calibration split."""
+        return self.selection if self.selection is not None else self.calibration
+
+    @property
+    def labelled(self) -> bool:
+        """True when choices are top-1 drops (the selection split has labels), else label-free fidelity."""
+        return self.decision_split.labels is not None
+
+    def describe_decisions(self) -> str:
+        """One line for the report: which split, how many samples, which measure."""
+        split = self.decision_split
+        name = "selection" if self.selection is not None else "calibration (no data.selection given)"
+        count = len(split) if split.labels is not None else min(len(split), self.settings.selection_samples)
+        measure = (f"top-1 drop <= {self.threshold:g} points" if self.labelled else
+                   "label-free fidelity of every output (" + self.thresholds.describe() + ")")
+        return f"{name} split, {count} samples of {split.path.name}: {measure}"
+
+    def quantize(self, fmt: str, recipe: QuantRecipe, out: Path) -> Path:
+        """One quantized artifact of format ``fmt`` following ``recipe``."""
+        if fmt == "onnx":
+            from edgepipe.quantize.onnx_qdq import quantize_onnx
+
+            return quantize_onnx(self.floats["onnx"], out, self.calibration, recipe, self.work)
+        from edgepipe.quantize.tflite_int8 import quantize_tflite
+
+        assert self.graph is not None
+        return quantize_tflite(self.graph, out, self.calibration, recipe)
+
+    def _subset(self) -> Dataset:
+        """The decision split; label-free, at most ``selection_samples`` of it (top-1 needs every labelled sample)."""
+        split = self.decision_split
+        limit = self.settings.selection_samples
+        if split.labels is not None or len(split) <= limit:
+            return split
+        labels = None if split.labels is None else split.labels[:limit]
+        return Dataset(split.path, tuple(a[:limit] for a in split.inputs), labels, split.sha256, split.whole)
+
+    def fidelity(self, fmt: str, path: Path) -> Fidelity:
+        """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split."""
+        subset = self._subset()
+        if fmt not in self.float_selection:
+            self.float_selection[fmt] = run_outputs(self.floats[fmt], subset)
+        reference, got = self.float_selection[fmt], run_outputs(path, subset)
+        agreements = [compare_outputs(name, ref, out) for name, ref, out in
+                      zip(reference.names, reference.arrays, got.arrays)]
+        failures = tuple(f for a in agreements for f in self.thresholds.failures(a))
+        score = Fidelity(cosine=min(a.cosine for a in agreements), sqnr_db=min(a.sqnr_db for a in agreements),
+                         failures=failures)
+        if subset.labels is None:
+            return score
+        ref, out = reference.arrays[0], got.arrays[0]
+        flips = float(np.mean(ref.reshape(len(ref), -1).argmax(1) != out.reshape(len(out), -1).argmax(1)))
+        return Fidelity(cosine=score.cosine, sqnr_db=score.sqnr_db, failures=failures,
+                        accuracy=round(top1_accuracy(out, subset.labels), 6), flips_points=round(100 * flips, 4))
+
+    def float_selection_accuracy(self, fmt: str) -> float:
+        """Top-1 (0..1) of the float ``fmt`` model on the labelled decision split."""
+        subset = self._subset()
+        assert subset.labels is not None
+        if fmt not in self.float_selection:
+            self.float_selection[fmt] = run_outputs(self.floats[fmt], subset)
+        return top1_accuracy(self.float_selection[fmt].arrays[0], subset.labels)
+
+    def meets(self, fmt: str, score: Fidelity) -> bool:
+        """The stopping rule: within the top-1 threshold (labelled) or every label-free threshold met."""
+        if score.accuracy is not None:
+            drop = 100 * (self.float_selection_accuracy(fmt) - score.accuracy)
+            return drop <= self.threshold + 1e-9
+        return not score.failures
+
+    def selection_score(self, fmt: str, score: Fidelity) -> SelectionScore:
+        """The report record of ``score``."""
+        drop = None if score.accuracy is None else round(100 * (self.float_selection_accuracy(fmt)
+                                                                - score.accuracy), 4)
+        return SelectionScore(min_cosine=score.cosine, min_sqnr_db=score.sqnr_db, accuracy=score.accuracy,
+                              drop_points=drop, failures=list(score.failures), met=self.meets(fmt, score))
+
+    @property
+    def formats(self) -> list[str]:
+        """Formats the ladder quantizes: ONNX always, TFLite when the TensorFlow graph exists."""
+        return [f for f in self.floats if f == "onnx" or self.graph is not None]
+
+
+@dataclass
+class StepResult:
+    """A step's outcome and, when it produced any, its quantized artifacts per format."""
+
+    outcome: StepOutcome
+    artifacts: dict[str, Artifact] = field(default_factory=dict)

@@ -1,0 +1,59 @@
+"""Tiny ONNX models shaped like real exports, generated deterministically with onnx.helper.
+
+- :func:`paddle_like`: what paddle2onnx writes — opset 11, a ``-1`` batch and two spatial
+  dims sharing the name ``?``; Conv → HardSigmoid gate → Conv → GlobalAveragePool → MatMul
+  + Add with a ``(1, N)`` bias (fused to a Gemm whose 2-D bias crashed ORT's per-channel
+  quantizer) → Softmax over 6 classes, and a Sigmoid map output (a regression output).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def paddle_like(path: Path, opset: int = 11) -> Path:
+    """The model above; input ``x [-1, 3, ?, ?]``, outputs ``probs [-1, 6]`` and ``map [-1, 1, ?, ?]``."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def init(name: str, shape: tuple[int, ...], scale: float) -> object:
+        return numpy_helper.from_array((rng.normal(0, scale, shape)).astype(np.float32), name)
+
+    # per-channel scales that differ a lot: per-tensor weights lose the small channels
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32) * np.logspace(-2, 0, 8, dtype=np.float32)[:, None, None,
+                                                                                                          None]
+    inits = [numpy_helper.from_array(w1, "w1"), init("b1", (8,), 0.1), init("w2", (8, 8, 3, 3), 0.2),
+             init("b2", (8,), 0.1), init("fc", (8, 6), 0.5), init("fcb", (1, 6), 0.1), init("wm", (1, 8, 1, 1), 0.3)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("HardSigmoid", ["c1"], ["g1"], name="gate"),
+        helper.make_node("Mul", ["c1", "g1"], ["h1"], name="hswish"),
+        helper.make_node("Conv", ["h1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "wm"], ["m"], name="conv_map"),
+        helper.make_node("Sigmoid", ["m"], ["map"], name="map_sigmoid"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["pooled"], name="pool"),
+        helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten"),
+        helper.make_node("MatMul", ["flat", "fc"], ["mm"], name="fc_matmul"),
+        helper.make_node("Add", ["mm", "fcb"], ["logits"], name="fc_add"),
+        helper.make_node("Softmax", ["logits"], ["probs"], axis=1, name="softmax"),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, "?", "?"])
+    outputs = [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [-1, 6]),
+               helper.make_tensor_value_info("map", TensorProto.FLOAT, [-1, 1, "?", "?"])]
+    graph = helper.make_graph(nodes, path.stem, [x], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 6
+    onnx.save(model, str(path))
+    return path
+
+
+def image_batches(count: int, height: int, width: int, seed: int = 0) -> np.ndarray:
+    """``(count, 3, height, width)`` smooth random images in [-1, 1] (blurred noise, so channels correlate)."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.uniform(-1, 1, (count, 3, height // 4 + 1, width // 4 + 1)).astype(np.float32)
+    return np.repeat(np.repeat(coarse, 4, axis=2), 4, axis=3)[:, :, :height, :width].copy()

@@ -1,0 +1,130 @@
+"""Model preparation for what real exports contain: opset < 13, shared-name dims, 2-D biases, shipped int8.
+
+Built on :func:`tests.quantize.models.paddle_like` (the shape of a paddle2onnx export) and on
+silero-vad (a real model) quantized with ``onnxruntime.quantization.quantize_dynamic``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from edgepipe.data import Dataset
+from edgepipe.errors import ModelLoadError
+from edgepipe.export.onnx_dequantized import strip_qdq
+from edgepipe.load import load_model
+from edgepipe.load.onnx_quantized import quantized_kind
+from edgepipe.metrics.label_free import cosine
+from edgepipe.quantize.onnx_prepare import default_opset, prepare_onnx, upgrade_opset
+from edgepipe.quantize.onnx_qdq import quantize_onnx
+from edgepipe.quantize.recipe import QuantRecipe
+from tests.conftest import run_cli
+from tests.quantize.models import image_batches, paddle_like
+
+SHAPE = [1, 3, 32, 48]
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The paddle-like model loaded with ``input_shapes`` and saved as the build's float artifact would be."""
+    folder = tmp_path_factory.mktemp("paddle")
+    model = load_model(paddle_like(folder / "source.onnx"), input_shapes={"x": SHAPE})
+    onnx.save(model.handle, str(folder / "model.onnx"))
+    return folder / "model.onnx"
+
+
+def _dataset(count: int, seed: int) -> Dataset:
+    return Dataset(Path(f"images_{seed}.npz"), (image_batches(count, 32, 48, seed),), None, "0" * 64)
+
+
+def _outputs(path: Path, data: Dataset) -> list[np.ndarray]:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    runs = [session.run(None, {"x": sample[0]}) for sample in data.samples()]
+    return [np.concatenate([r[i] for r in runs]) for i in range(len(runs[0]))]
+
+
+def test_shared_name_dims_and_minus_one_batch_are_fixed(tmp_path: Path) -> None:
+    """``x [-1, 3, ?, ?]`` with ``?`` standing for both 32 and 48: once 'Can't replace existing fixed size'."""
+    source = paddle_like(tmp_path / "source.onnx")
+    model = load_model(source, input_shapes={"x": SHAPE})
+    assert model.signature.inputs[0].shape == tuple(SHAPE)
+    free = load_model(source)  # no input_shapes: the -1 batch becomes 1, '?' stays for the user to fix
+    assert free.signature.inputs[0].shape == (1, 3, None, None)
+    with pytest.raises(ModelLoadError, match="fixes to 3"):
+        load_model(source, input_shapes={"x": [1, 4, 32, 48]})
+
+
+def test_opset_11_gets_per_channel_qdq_that_loads_and_follows_float(fixed: Path, tmp_path: Path) -> None:
+    """Once: 'DequantizeLinear … Unrecognized attribute: axis'; and the 2-D Gemm bias 'truth value … ambiguous'."""
+    calibration = _dataset(16, 0)
+    prepared = prepare_onnx(fixed, tmp_path / "model_prep.onnx", list(calibration.samples(4)))
+    assert prepared.per_channel and prepared.opset == 13
+    assert any(n.startswith("opset 11 upgraded to 13") for n in prepared.notes)
+    assert any("reshaped to (N,)" in n for n in prepared.notes)
+    assert json.loads((tmp_path / "model_prep.json").read_text())["notes"] == prepared.notes  # cached with reasons
+    int8 = quantize_onnx(fixed, tmp_path / "model_int8.onnx", calibration, QuantRecipe(per_channel=True), tmp_path)
+    graph = onnx.load(str(int8)).graph
+    axes = [a for n in graph.node if n.op_type == "DequantizeLinear" for a in n.attribute if a.name == "axis"]
+    assert len(axes) >= 3  # per-channel weights of the convolutions (and the fused Gemm)
+    evaluation = _dataset(8, 1)
+    reference, got = _outputs(fixed, evaluation), _outputs(int8, evaluation)
+    assert cosine(reference[1], got[1]) > 0.99  # the sigmoid map
+    assert cosine(reference[0], got[0]) > 0.95  # the class probabilities
+
+
+def test_refused_upgrade_keeps_the_model_and_says_why(fixed: Path) -> None:
+    """An upgrade whose outputs cannot be checked (inputs of the wrong shape) is refused with ORT's reason."""
+    model = onnx.load(str(fixed))
+    wrong = [[np.zeros((1, 3, 8, 8, 1), np.float32)]]
+    kept, note = upgrade_opset(model, wrong)
+    assert kept is model and default_opset(kept) == 11
+    assert "upgrade rejected" in note and "ONNX Runtime" in note
+
+
+def test_static_qdq_input_gets_a_float_reference_without_qdq(fixed: Path, tmp_path: Path) -> None:
+    int8 = quantize_onnx(fixed, tmp_path / "shipped.onnx", _dataset(16, 0), QuantRecipe(), tmp_path)
+    model = onnx.load(str(int8))
+    assert quantized_kind(model).form == "qdq"
+    reference, weights, pairs = strip_qdq(model)
+    assert weights >= 4 and pairs >= 4
+    assert not {"QuantizeLinear", "DequantizeLinear"} & {n.op_type for n in reference.graph.node}
+    onnx.save(reference, str(tmp_path / "reference.onnx"))
+    data = _dataset(4, 2)
+    floats, stripped = _outputs(fixed, data), _outputs(tmp_path / "reference.onnx", data)
+    assert cosine(floats[1], stripped[1]) > 0.99  # only the int8 weight (and int32 bias) rounding differs
+
+
+@pytest.mark.slow
+def test_dynamic_quantized_real_model_stays_loadable(tmp_path: Path) -> None:
+    """silero-vad through quantize_dynamic (ConvInteger): built as shipped, never rewritten, still loads."""
+    from onnxruntime.quantization import quantize_dynamic
+
+    from edgepipe.export.onnx_constants import constants_to_initializers
+    from tests.thirdparty import fetch
+    from tests.thirdparty.audio import silero_stream
+
+    source = onnx.load(str(fetch.silero()))
+    constants_to_initializers(source)  # quantize_dynamic only quantizes weights stored as initializers
+    onnx.save(source, str(tmp_path / "float.onnx"))
+    dynamic = tmp_path / "silero_dynamic.onnx"
+    quantize_dynamic(str(tmp_path / "float.onnx"), str(dynamic), op_types_to_quantize=["Conv", "LSTM", "MatMul"])
+    assert quantized_kind(onnx.load(str(dynamic))).form == "dynamic"
+    stream = silero_stream(dynamic, 24)
+    np.savez(tmp_path / "calibration.npz", **{k: v[:16] for k, v in stream.items()})
+    np.savez(tmp_path / "evaluation.npz", **{k: v[16:] for k, v in stream.items()})
+    proc = run_cli("build", "-q", "--model", str(dynamic), "--calib", "calibration.npz", "--eval",
+                   "evaluation.npz", "--no-cache", "-o", "out", cwd=tmp_path)
+    assert proc.returncode in (0, 1, 2), proc.stdout + proc.stderr  # never 3
+    folder = tmp_path / "out" / "silero_dynamic" / "host-cpu"
+    report = json.loads((folder / "report.json").read_text())
+    export = [s for s in report["stages"] if s["name"] == "export"]
+    assert any(s["status"] == "skipped" and "dynamic int8 (ConvInteger" in s["detail"] for s in export), export
+    shipped = ort.InferenceSession(str(dynamic), providers=["CPUExecutionProvider"])
+    built = ort.InferenceSession(str(folder / "model_int8.onnx"), providers=["CPUExecutionProvider"])
+    feed = {"input": stream["input"][:1], "state": stream["state"][0]}
+    np.testing.assert_allclose(built.run(None, feed)[0], shipped.run(None, feed)[0], rtol=1e-5, atol=1e-6)
