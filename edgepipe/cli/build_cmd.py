@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from edgepipe.cli.gate_cmd import BaselineOpt, JsonOpt, JunitOpt, gate_document, publish
-from edgepipe.cli.options import CalibOpt, ConfigOpt, EvalOpt, ModelOpt, QuietOpt, data_overrides
+from edgepipe.cli.options import EPILOG, CalibOpt, ConfigOpt, EvalOpt, ModelOpt, QuietOpt, data_overrides
 from edgepipe.errors import ConfigError, GateFailed
 
 if TYPE_CHECKING:
@@ -131,6 +131,4 @@ def build(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
-
     app.command("build", epilog=EPILOG)(build)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from edgepipe.cli.options import ConfigOpt
+from edgepipe.cli.options import EPILOG, ConfigOpt
 
 if TYPE_CHECKING:
     from edgepipe.config import GateConfig
@@ -89,6 +89,4 @@ def gate(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
-
     app.command("gate", epilog=EPILOG)(gate)

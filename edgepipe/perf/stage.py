@@ -9,13 +9,15 @@ fastest becomes the deployment artifact.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from edgepipe.perf.report import PerformanceReport
-
-if TYPE_CHECKING:
-    from edgepipe.stages.per_target import TargetContext
-    from edgepipe.targets.performance import PerformanceSpec
+from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
+from edgepipe.bench.measure import BenchSettings
+from edgepipe.perf.calibration import effective_performance, is_calibrated
+from edgepipe.perf.power import energy_mj
+from edgepipe.perf.predict import pick_artifact, predict
+from edgepipe.perf.report import Int8Form, PerformanceReport
+from edgepipe.stages.context import TargetContext
+from edgepipe.targets.performance import PerformanceSpec
 
 log = logging.getLogger(__name__)
 
@@ -23,10 +25,7 @@ log = logging.getLogger(__name__)
 HOST_BUDGET_S = 2.0
 
 
-def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
-    from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
-    from edgepipe.bench.measure import BenchSettings
-
+def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list[Int8Form], str | None]:
     artifacts = {a.key: a.path for a in context.artifacts}
     data = context.inputs.calibration
     float_onnx = artifacts.get("model.onnx")
@@ -41,10 +40,6 @@ def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, st
 def host_performance(context: TargetContext, spec: PerformanceSpec) -> PerformanceReport | None:
     """host-cpu: the cost model per mode (deterministic, so a baseline gate can hold it), plus the measured
     int8 forms, the fastest as deployment artifact, and its measured energy beside the estimate."""
-    from edgepipe.perf.calibration import is_calibrated
-    from edgepipe.perf.power import energy_mj
-    from edgepipe.perf.predict import pick_artifact, predict
-
     float_path = pick_artifact(context.target, [a.path for a in context.artifacts])
     if float_path is None:
         return None
@@ -64,9 +59,6 @@ def host_performance(context: TargetContext, spec: PerformanceSpec) -> Performan
 
 def performance_stage(context: TargetContext) -> tuple[str, PerformanceReport | None]:
     """The ``performance`` report section of one target (None when its profile declares no [performance])."""
-    from edgepipe.perf.calibration import effective_performance
-    from edgepipe.perf.predict import pick_artifact, predict
-
     spec = effective_performance(context.target)
     if spec is None:
         log.warning("target %s declares no [performance]: no latency or energy estimate", context.target.name)

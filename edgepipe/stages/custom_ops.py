@@ -11,20 +11,17 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from edgepipe.report.custom_ops import CustomOpInfo, CustomOpsReport
-
-if TYPE_CHECKING:
-    from edgepipe.stages.per_target import TargetContext
+from edgepipe.stages.context import TargetContext
 
 STANDARD_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
 
 def tflite_custom_ops(path: Path) -> Counter[tuple[str, str]]:
     """``(domain '', custom code) → node count`` of a TFLite file."""
-    from ai_edge_litert import schema_py_generated as schema
-    from ai_edge_litert.tools import flatbuffer_utils
+    from ai_edge_litert import schema_py_generated as schema  # heavy optional dependency (LiteRT)
+    from ai_edge_litert.tools import flatbuffer_utils  # heavy optional dependency (LiteRT)
 
     model = flatbuffer_utils.read_model(str(path))
     names = {}

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from edgepipe.artifacts import Artifact
+from edgepipe.stages.context import TargetContext
 from edgepipe.support.check import check_model
 from edgepipe.support.report import SupportReport
-
-if TYPE_CHECKING:
-    from edgepipe.artifacts import Artifact
-    from edgepipe.stages.per_target import TargetContext
-    from edgepipe.targets.profile import TargetProfile
+from edgepipe.targets.profile import TargetProfile
 
 log = logging.getLogger(__name__)
 
