@@ -49,11 +49,12 @@ def host_performance(context: TargetContext, spec: PerformanceSpec) -> Performan
     chosen = next((f for f in forms if f.artifact == fastest), None)
     if chosen is not None:
         mode = spec.mode()
-        notes.append(f"measured: {chosen.artifact} p50 {chosen.p50_ms:.4g} ms on this host = "
-                     f"{energy_mj(chosen.p50_ms, mode.active_w):.4g} mJ at the '{mode.name}' mode's "
-                     f"{mode.active_w:g} W")
+        notes.append(f"energy (model estimate): {chosen.artifact}'s measured p50 {chosen.p50_ms:.4g} ms × the "
+                     f"'{mode.name}' mode's assumed {mode.active_w:g} W = "
+                     f"{energy_mj(chosen.p50_ms, mode.active_w):.4g} mJ; the power is not measured")
     if not is_calibrated(context.target):
-        notes.append("host not calibrated: run `edgepipe calibrate host-cpu` for predictions fitted to this machine")
+        notes.append("host not calibrated: the predictions are unvalidated; run `edgepipe calibrate host-cpu` "
+                     "for predictions fitted to this machine")
     return report.model_copy(update={"int8_forms": forms, "deployment_artifact": fastest, "notes": notes})
 
 

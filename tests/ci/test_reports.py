@@ -159,23 +159,3 @@ def test_html_of_a_real_build_uses_what_the_report_has(first_build: Build) -> No
         assert "no support check ran" in sections["placement"]
     else:
         assert "<svg" in sections["placement"]
-
-
-def test_sensitivity_reads_the_ladders_per_layer_sqnr() -> None:
-    records = [{"format": "onnx", "layer": "Conv__13", "op": "Conv", "isolated_sqnr_db": 40.5},
-               {"format": "tflite", "layer": "a;b;model/logits/MatMul", "op": "FC", "isolated_sqnr_db": 22.0}]
-    scores = extract.layer_sensitivity({"quantization": {"sensitivity": records}})
-    assert scores is not None and not scores.higher_is_worse and "dB" in scores.label
-    assert scores.values == {"onnx Conv__13": 40.5, "tflite model/logits/MatMul": 22.0}
-    assert extract.layer_sensitivity({"quantization": {"sensitivity": []}}) is None
-    assert extract.layer_sensitivity({}) is None
-
-
-def test_placement_reads_support_records_or_the_delegate_estimate() -> None:
-    support = {"support": {"node_verdicts": [{"name": "conv", "placement": "accelerator"},
-                                             {"name": "softmax", "placement": "cpu"}]}}
-    assert extract.placements(support) == {"conv": "accelerator", "softmax": "cpu"}
-    delegate = {"performance": {"delegate": {"ops": [{"name": "conv", "unit": "accelerator"},
-                                                     {"name": "pad", "unit": "cpu"}]}}}
-    assert extract.placements(delegate) == {"conv": "accelerator", "pad": "cpu"}
-    assert extract.placements({"support": None}) is None
