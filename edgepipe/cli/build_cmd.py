@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from edgepipe.cli.gate_cmd import BaselineOpt, JsonOpt, JunitOpt, gate_document, publish
-from edgepipe.cli.options import EPILOG, CalibOpt, ConfigOpt, EvalOpt, ModelOpt, QuietOpt, data_overrides
+from edgepipe.cli.options import (
+    EPILOG,
+    CalibOpt,
+    ConfigOpt,
+    EvalOpt,
+    ModelOpt,
+    QuietOpt,
+    TargetsDirOpt,
+    data_overrides,
+)
 from edgepipe.errors import ConfigError, GateFailed
 
 if TYPE_CHECKING:
@@ -88,6 +97,7 @@ def build(
     no_cache: bool = typer.Option(False, "--no-cache", help="Build everything; neither read nor fill the cache."),
     quiet: bool = QuietOpt,
     json_out: bool = JsonOpt,
+    targets_dir: Path | None = TargetsDirOpt,
 ) -> None:
     """Export, quantize, evaluate and time a model; write build/<model>/<target>/ with report.json and report.md,
     and build/<model>/summary.{json,md} and report.html across the targets.
@@ -102,6 +112,7 @@ def build(
     overrides = data_overrides(model, calib, evaluation)
     overrides.update(targets=_targets(target, all_targets), output=output,
                      accuracy={"max_drop_points": threshold})
+    overrides.update(targets_dir=targets_dir)
     cfg = load_config(config, overrides)
     baseline_reports = None
     if baseline is not None:
