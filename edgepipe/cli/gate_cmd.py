@@ -29,7 +29,7 @@ def _device_classes(targets: list[str]) -> dict[str, str]:
     from edgepipe.errors import ProfileError
     from edgepipe.targets import load_profile
 
-    classes = {}
+    classes: dict[str, str] = {}
     for name in targets:
         try:
             classes[name] = load_profile(name).device_class

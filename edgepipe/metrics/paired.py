@@ -98,7 +98,7 @@ def drops_by_format(artifacts: list[Artifact], correct: dict[str, np.ndarray]) -
     ``correct`` maps artifact key → per-sample correctness (bool array, one entry per evaluation sample)."""
     floats = {a.format: a.key for a in artifacts if a.precision == "fp32"}
     reference = floats.get("onnx", next(iter(floats.values()), None))
-    drops = {}
+    drops: dict[str, PairedDrop] = {}
     for artifact in artifacts:
         ref = floats.get(artifact.format, reference)
         if artifact.precision != "fp32" and ref is not None:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from edgepipe.data import Dataset
+from edgepipe.config import BuildConfig
+from edgepipe.data import Dataset, load_dataset
 from edgepipe.quantize.ladder import LadderSettings
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.targets.profile import TargetProfile
 
 
-def _target_limits(targets: Any) -> tuple[set[str], set[str]]:
+def _target_limits(targets: Iterable[TargetProfile]) -> tuple[set[str], set[str]]:
     """Precisions and granularities every target runs (profiles without ``[quantization]`` limit nothing)."""
     precisions, granularities = {"int8", "a16w8", "float"}, {"per-channel", "per-tensor"}
     for target in targets:
-        spec = getattr(target, "quantization", None)
+        spec = target.quantization
         if spec is None:
             continue
         if "int16" not in spec.activations:
@@ -23,7 +26,7 @@ def _target_limits(targets: Any) -> tuple[set[str], set[str]]:
     return precisions, granularities
 
 
-def ladder_settings(config: Any, targets: Any = ()) -> LadderSettings:
+def ladder_settings(config: BuildConfig, targets: Iterable[TargetProfile] = ()) -> LadderSettings:
     """``[quantization]`` of ``config``, narrowed to what every target can run."""
     q = config.quantization
     precisions, granularities = _target_limits(targets)
@@ -35,17 +38,16 @@ def ladder_settings(config: Any, targets: Any = ()) -> LadderSettings:
         qat_epochs=q.qat_epochs, qat_learning_rate=q.qat_learning_rate)
 
 
-def start_recipe(config: Any) -> QuantRecipe:
+def start_recipe(config: BuildConfig) -> QuantRecipe:
     """Step (a)'s recipe for ``config`` (what plain PTQ uses when there is no gate)."""
     return QuantRecipe(per_channel=config.quantization.granularity == "per-channel")
 
 
-def optional_split(config: Any, inputs: Any, name: str) -> Dataset | None:
-    """The labelled ``data.<name>`` split (selection, train), checked against the model; None when not given."""
-    from edgepipe.data import load_dataset
-
+def optional_split(config: BuildConfig, inputs: Any, name: str) -> Dataset | None:
+    """The labelled ``data.<name>`` split (selection, train), checked against the model; None when not given.
+    ``inputs`` is the build's :class:`~edgepipe.stages.inputs.BuildInputs` (only its model is read)."""
     path = getattr(config.data, name)
     if path is None:
         return None
     return load_dataset(path, inputs.model.signature, role=name, need_labels=True,
-                        preprocess=getattr(config, "preprocess", None))
+                        preprocess=config.preprocess)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from edgepipe.report.custom_ops import CustomOpInfo, CustomOpsReport
 from edgepipe.stages.context import TargetContext
+from edgepipe.targets.profile import Format
 
 STANDARD_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
@@ -54,7 +55,7 @@ def onnx_custom_ops(model: object) -> Counter[tuple[str, str]]:
 def custom_ops_stage(context: TargetContext) -> tuple[str, CustomOpsReport]:
     """``custom_ops``: the source model's custom ops, whether the host ran them and whether this target lists them."""
     model = context.inputs.model
-    fmt = "onnx" if model.format == "onnx" else "tflite"
+    fmt: Format = "onnx" if model.format == "onnx" else "tflite"
     if model.format == "tflite":
         counts = tflite_custom_ops(model.path)
     elif model.format == "onnx":

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
+from edgepipe.config import BuildConfig
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.stage_log import StageLog
@@ -38,7 +39,7 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
 
 
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
-            config: Any) -> tuple[list[Artifact], QuantizationReport]:
+            config: BuildConfig) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
     from edgepipe.quantize.settings import ladder_settings, optional_split
 
@@ -58,7 +59,8 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
 
 
 def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, folder: Path, scratch: Path,
-                   stages: StageLog, config: Any = None) -> tuple[list[Artifact], QuantizationReport | None]:
+                   stages: StageLog, config: BuildConfig | None = None
+                   ) -> tuple[list[Artifact], QuantizationReport | None]:
     """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran."""
     if inputs.calibration is None:
         stages.skip("quantize", "no calibration data (give --calib or data.calibration)")
@@ -67,7 +69,7 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     report = None
     gated = (config is not None and inputs.evaluation is not None and inputs.evaluation.labels is not None
              and inputs.model.format in ("keras", "savedmodel", "onnx"))
-    if gated:
+    if gated and config is not None:
         with stages.stage("quantize", f"fallback ladder on {len(inputs.calibration)} calibration samples"):
             quantized, report = _ladder(inputs, floats, graph, folder, scratch, config)
     else:

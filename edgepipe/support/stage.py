@@ -18,7 +18,7 @@ def deployed_artifact(profile: TargetProfile, artifacts: tuple[Artifact, ...]) -
     wanted = profile.artifact
     same_format = [a for a in artifacts if a.format == wanted.format]
     exact = [a for a in same_format if a.precision == wanted.precision]
-    return (exact or same_format or [None])[0]
+    return next(iter(exact or same_format), None)
 
 
 def support_stage(context: TargetContext) -> tuple[str, SupportReport | None]:
