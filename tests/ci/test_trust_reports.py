@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from edgepipe.quantize.report import LayerSensitivity, QuantizationReport
 from edgepipe.report import BuildReport, extract
 from edgepipe.support.report import NodeVerdict, SupportReport
 from tests.ci.conftest import Build
@@ -84,3 +85,14 @@ def test_readers_accept_a_baseline_s_plain_data(first_build: Build) -> None:
     assert extract.best_int8_accuracy(raw) == extract.best_int8_accuracy(typed)
     scores = extract.layer_sensitivity(typed)
     assert scores is None or (not scores.higher_is_worse and "dB" in scores.label)
+
+
+def test_sensitivity_reads_the_typed_per_layer_sqnr() -> None:
+    layers = [LayerSensitivity(format="onnx", layer="Conv__13", op="Conv", isolated_sqnr_db=40.5),
+              LayerSensitivity(format="tflite", layer="a;b;model/logits/MatMul", op="FC", isolated_sqnr_db=22.0),
+              LayerSensitivity(format="onnx", layer="never_isolated", op="Relu", accumulated_sqnr_db=3.0)]
+    report = BuildReport.model_construct(quantization=QuantizationReport.model_construct(sensitivity=layers))
+    scores = extract.layer_sensitivity(report)
+    assert scores is not None and not scores.higher_is_worse and "dB" in scores.label
+    assert scores.values == {"onnx Conv__13": 40.5, "tflite model/logits/MatMul": 22.0}
+    assert extract.layer_sensitivity(BuildReport.model_construct(quantization=None)) is None
