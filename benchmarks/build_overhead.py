@@ -12,8 +12,6 @@ them the same way (5 warm-up + 50 runs). Run: ``python benchmarks/build_overhead
 from __future__ import annotations
 
 import argparse
-import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -22,7 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "BENCHMARKS.md"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from doc_sections import BENCHMARKS_MD, provenance, spread, write_section  # noqa: E402
 
 PLAIN = r'''
 import os, sys, time, statistics, tempfile
@@ -112,17 +112,16 @@ def main() -> None:
         stages = _stage_seconds(Path(tmp) / f"ep{args.runs - 1}" / "digits_cnn" / "host-cpu" / "report.json")
     ratio = statistics.median(tool) / statistics.median(plain)
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.processor() or platform.machine()}, "
-        f"{len(tool)} alternating runs each, fresh processes (TensorFlow import included).",
+        provenance("build_overhead.py", f"{len(tool)} alternating runs each, fresh processes"),
         "",
-        "| | median wall time (s) | runs (s) |",
+        "| | wall time min / median / max (s) | runs (s) |",
         "|---|---|---|",
-        f"| `edgepipe build` (host-cpu, full pipeline + report) | {statistics.median(tool):.2f} | "
+        f"| `edgepipe build` (host-cpu, full pipeline + report) | {spread(tool, '{:.2f}')} | "
         f"{', '.join(f'{t:.2f}' for t in tool)} |",
-        f"| plain script, same library calls | {statistics.median(plain):.2f} | "
+        f"| plain script, same library calls | {spread(plain, '{:.2f}')} | "
         f"{', '.join(f'{t:.2f}' for t in plain)} |",
         "",
-        f"**Ratio edgepipe / plain: {ratio:.2f}×** (aim: ≤ 1.3×).",
+        f"**Ratio of the medians, edgepipe / plain: {ratio:.2f}×** (aim: ≤ 1.3×).",
         "",
         "Where the last `edgepipe build` spent its time (report.json `stages`, s). The plain script does",
         "load, export, quantize, evaluate and latency only; the rest is analysis a default build adds.",
@@ -134,9 +133,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        doc = DOC.read_text()
-        section = re.compile(r"(## Build overhead \(`benchmarks/build_overhead.py`\)\n\n)(.*?)(?=\n## |\Z)", re.S)
-        DOC.write_text(section.sub(lambda m: m.group(1) + text + "\n", doc, count=1))
+        write_section(BENCHMARKS_MD, "build_overhead.py", text)
 
 
 if __name__ == "__main__":

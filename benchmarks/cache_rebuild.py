@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import re
 import resource
 import statistics
 import subprocess
@@ -26,8 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "BENCHMARKS.md"
-SECTION = "## Cached rebuild (`benchmarks/cache_rebuild.py`)"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from doc_sections import BENCHMARKS_MD, provenance, spread, write_section  # noqa: E402
 
 
 def _cpu_seconds() -> float:
@@ -48,8 +47,8 @@ def _build(cwd: Path, *extra: str) -> tuple[float, float, str]:
     return seconds, cpu, proc.stdout
 
 
-def measure(runs: int) -> dict[str, tuple[float, float]]:
-    """(wall, CPU) seconds: cold build, then medians of the cached rebuilds and of full builds without the cache."""
+def measure(runs: int) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of every run: the cold build, the cached rebuilds, the full builds without the cache."""
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         cold = _build(cwd)
@@ -60,33 +59,22 @@ def measure(runs: int) -> dict[str, tuple[float, float]]:
                 raise SystemExit("the rebuild was not a cache hit (was the checkout edited meanwhile?)")
             cached.append((wall, cpu))
         full = [_build(cwd, "--no-cache")[:2] for _ in range(runs)]
-
-    def median(pairs: list[tuple[float, float]]) -> tuple[float, float]:
-        return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
-
-    return {"cold": cold[:2], "cached": median(cached), "full": median(full)}
+    return {"cold": [cold[:2]], "cached": cached, "full": full}
 
 
-def _section(result: dict[str, tuple[float, float]], runs: int) -> str:
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    load = os.getloadavg()[0]
+def _section(result: dict[str, list[tuple[float, float]]], runs: int) -> str:
     rows = [("first build (fills the cache)", "cold"),
             ("rebuild, nothing changed (cache hit, TensorFlow not imported)", "cached"),
             ("rebuild with `--no-cache`", "full")]
-    table = "".join(f"| {label} | {result[key][0]:.2f} | {result[key][1]:.2f} |\n" for label, key in rows)
-    return (f"{SECTION}\n\n"
-            f"`edgepipe build` of the bundled reference model for `host-cpu`, each run a fresh process "
-            f"({machine}, load average {load:.1f} at the end; median of {runs}):\n\n"
-            "| run | wall time (s) | CPU time (s) |\n|---|---|---|\n" + table +
-            f"\nA cache hit is {result['full'][0] / result['cached'][0]:.0f}× faster than a full build (wall time). "
-            "On a busy machine the wall time of a hit is mostly waiting for a CPU; its CPU time is what it costs.\n")
-
-
-def write(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
-    text = pattern.sub(section.rstrip("\n"), text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
-    DOC.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    table = "".join(f"| {label} | {len(result[key])} | {spread([r[0] for r in result[key]], '{:.2f}')} | "
+                    f"{spread([r[1] for r in result[key]], '{:.2f}')} |\n" for label, key in rows)
+    speedup = statistics.median(r[0] for r in result["full"]) / statistics.median(r[0] for r in result["cached"])
+    return (provenance("cache_rebuild.py", f"1 cold build, then {runs} cached and {runs} uncached rebuilds, "
+                       "each a fresh process") + "\n\n"
+            "| run | runs | wall time min / median / max (s) | CPU time min / median / max (s) |\n"
+            "|---|---|---|---|\n" + table +
+            f"\nA cache hit is {speedup:.0f}× faster than a full build (medians of the wall time). On a busy machine "
+            "the wall time of a hit is mostly waiting for a CPU; its CPU time is what it costs.\n")
 
 
 def main() -> None:
@@ -98,7 +86,7 @@ def main() -> None:
     section = _section(result, args.runs)
     sys.stdout.write(section)
     if args.write:
-        write(section)
+        write_section(BENCHMARKS_MD, "cache_rebuild.py", section)
 
 
 if __name__ == "__main__":

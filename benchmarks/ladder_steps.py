@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import re
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "BENCHMARKS.md"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from doc_sections import BENCHMARKS_MD, provenance, write_section  # noqa: E402
+
 DATA = ROOT / "calib" / "digits"
 MODELS = {"digits_cnn": "per-channel", "digits_nobn": "per-tensor"}
 LETTER = {"ptq": "a", "calibration": "b", "mixed": "c", "qat": "d"}
@@ -63,21 +64,15 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             rows += ladder_rows(name, granularity, Path(scratch))
     section = "\n".join([
-        "## Quantization ladder (`benchmarks/ladder_steps.py`)", "",
-        f"Wall time of each ladder step, every step forced to run (threshold -1), on {platform.machine()} "
-        f"with {os.cpu_count()} CPU cores, Python {platform.python_version()}. Step (a) is per-channel "
-        "minmax PTQ on digits_cnn and per-tensor minmax PTQ on digits_nobn; (b) scores 14 settings on the "
-        "selection split; (c) includes measuring per-layer sensitivity (ONNX and TFLite); (d) is 3 QAT epochs "
-        "on the 1,000-image train split plus conversion. Accuracy and drop are on the 400-image evaluation split. "
-        "A normal build stops at the first step that holds (digits_cnn: (a) plus its sensitivity, digits_nobn: all "
-        "four); the machine may be shared, so the times are indicative.",
+        provenance("ladder_steps.py", "1 per step (each step's wall time once)"), "",
+        "Step (a) is per-channel minmax PTQ on digits_cnn and per-tensor minmax PTQ on digits_nobn; (b) scores "
+        "the calibration settings on the selection split; (c) includes measuring per-layer sensitivity (ONNX and "
+        "TFLite); (d) is QAT on the train split plus conversion. Accuracy and drop are on the evaluation split. "
+        "A normal build stops at the first step that holds.",
         "", "| model | step | time (s) | top-1 | drop (points) |", "|---|---|---|---|---|", *rows, ""])
     sys.stdout.write(section + "\n")
     if args.write:
-        text = DOC.read_text(encoding="utf-8")
-        pattern = re.compile(r"## Quantization ladder.*?(?=\n## |\Z)", re.S)
-        text = pattern.sub(section.rstrip() + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-        DOC.write_text(text, encoding="utf-8")
+        write_section(BENCHMARKS_MD, "ladder_steps.py", section)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,15 @@ class _Builder:
         self.last = out
         return self.relu()
 
+    def add(self, skip: str) -> _Builder:
+        """The elementwise sum of the last output and ``skip`` (a residual connection without the ReLU)."""
+        from onnx import helper
+
+        out = self._new("a")
+        self.nodes.append(helper.make_node("Add", [self.last, skip], [out]))
+        self.last = out
+        return self
+
     def pool(self, kind: str = "MaxPool") -> _Builder:
         from onnx import helper
 
@@ -126,6 +135,41 @@ def make_nets(out: Path) -> list[Path]:
     return nets
 
 
+def make_held_out_nets(out: Path) -> list[Path]:
+    """The held-out nets of benchmarks/models.toml: shapes and op mixes none of the tuning models has
+    (5×5 and 1×1 kernels, 96/160/192 channels, non-square and odd inputs, strided convs instead of pooling,
+    bottlenecks, a tall MLP). Nothing may be tuned on them."""
+    out.mkdir(parents=True, exist_ok=True)
+    nets = []
+    b = _Builder("held_wide_cnn", [1, 3, 96, 96])
+    b.conv(3, 96, k=5, stride=2).conv(96, 96).pool().conv(96, 192, k=1).conv(192, 192)
+    nets.append(b.head(192).save(out / "held_wide_cnn.onnx"))
+    b = _Builder("held_deep_narrow", [1, 1, 80, 80])
+    b.conv(1, 8)
+    for _ in range(10):
+        b.conv(8, 8)
+    nets.append(b.pool().conv(8, 24).head(24).save(out / "held_deep_narrow.onnx"))
+    b = _Builder("held_dw_separable", [1, 3, 160, 160])
+    b.conv(3, 24, stride=2)
+    for cin, cout, stride in [(24, 48, 2), (48, 48, 1), (48, 96, 2), (96, 160, 2)]:
+        b.conv(cin, cin, k=5, stride=stride, group=cin).conv(cin, cout, k=1)
+    nets.append(b.head(160).save(out / "held_dw_separable.onnx"))
+    b = _Builder("held_bottleneck_res", [1, 3, 72, 72])
+    b.conv(3, 96, stride=2)
+    for _ in range(2):
+        skip = b.last
+        b.conv(96, 24, k=1).conv(24, 24).conv(24, 96, k=1, relu=False).add(skip).relu()
+    nets.append(b.head(96).save(out / "held_bottleneck_res.onnx"))
+    b = _Builder("held_mlp_tall", [1, 256])
+    for k, n in [(256, 768), (768, 768), (768, 768), (768, 768)]:
+        b.gemm(k, n)
+    nets.append(b.gemm(768, 100, relu=False).save(out / "held_mlp_tall.onnx"))
+    b = _Builder("held_strided_cnn", [1, 3, 128, 96])
+    b.conv(3, 32, stride=2).conv(32, 64, stride=2).conv(64, 128, stride=2).conv(128, 128)
+    nets.append(b.head(128).save(out / "held_strided_cnn.onnx"))
+    return nets
+
+
 if __name__ == "__main__":
-    for net in make_nets(Path(sys.argv[1])):
+    for net in [*make_nets(Path(sys.argv[1])), *make_held_out_nets(Path(sys.argv[1]))]:
         print(net)

@@ -1,12 +1,14 @@
-"""Host-cpu predictions vs measured ONNX Runtime latency on held-out models.
+"""Host-cpu predictions vs measured ONNX Runtime latency, on the tuning or the held-out models.
 
-    python benchmarks/predict_vs_measure.py [--no-calibrate] [--json OUT] [--write-error]
+    python benchmarks/predict_vs_measure.py [--set held-out|tuning] [--no-calibrate] [--json OUT]
+                                            [--write-error] [--write-doc]
 
 1. Calibration: the microbenchmark of ``edgepipe calibrate host-cpu`` (synthetic conv, matmul,
-   elementwise and kernel graphs — none of the models below is used to fit anything).
-2. The held-out set: the reference models (exported to float ONNX here), the ``onnx`` package's
-   light architectures (weights materialised as initializers), and generated nets of several
-   sizes (``benchmarks/nets.py``).
+   elementwise and kernel graphs).
+2. The models of one set of ``benchmarks/models.toml``: ``tuning`` (the reference models exported to
+   float ONNX here, the ``onnx`` package's light architectures with weights materialised as
+   initializers, and ``benchmarks/nets.py``'s generated nets — the models predictions were developed
+   on) or ``held-out`` (nets nothing may be tuned on, ``nets.make_held_out_nets``; the default).
 3. Each model's p50 latency under ONNX Runtime (CPU EP) next to the cost model's prediction; prints
    the median absolute % error and the share within ±10 % and ±25 %.
 
@@ -14,8 +16,9 @@ By default calibration rounds are interleaved with each model's runs and the ove
 from that model's rounds before predicting it: on a shared machine whose load drifts minute to
 minute, the calibration and the model then see the same load — the ratio-within-one-run rule of
 ``edgepipe bench``. ``--calibrate-once`` calibrates once up front (fine on a dedicated host).
-``--write-error`` stores the result as ``[performance.error]`` in the local host-cpu override, so
-reports on this machine carry it. Results vary with the host: record them with the date and CPU.
+``--write-error`` (held-out set only) stores the result as ``[performance.error]`` in the local
+host-cpu override, so reports on this machine carry it; ``--write-doc`` writes the set's section of
+docs/BENCHMARKS.md (and the summary in docs/PERFORMANCE.md) between its markers.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from nets import make_nets  # noqa: E402
+from doc_sections import BENCHMARKS_MD, PERFORMANCE_MD, provenance, spread, write_section  # noqa: E402
+from nets import make_held_out_nets, make_nets  # noqa: E402
 
 from edgepipe.bench.measure import BenchSettings, sample_inputs, single_stream  # noqa: E402
 from edgepipe.bench.system import host_info  # noqa: E402
@@ -44,8 +49,7 @@ from edgepipe.perf.predict import predict  # noqa: E402
 from edgepipe.runtimes import open_runner  # noqa: E402
 from edgepipe.targets import load_profile  # noqa: E402
 
-REFERENCE_MODELS = [ROOT / "models" / "digits_cnn" / "digits_cnn.keras", ROOT / "models" / "digits_nobn" /
-                    "digits_nobn.keras"]
+MODEL_SETS = ROOT / "benchmarks" / "models.toml"
 LIGHT = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "onnx" / "backend" / "test" / "data" / "light"
 
 
@@ -80,22 +84,27 @@ def constant_weights(path: Path, scratch: Path) -> Path:
     return out
 
 
-def held_out_models(scratch: Path) -> list[Path]:
-    """Every model of the held-out set, as float ONNX files."""
+def model_set(name: str) -> dict[str, list[str]]:
+    """The ``reference``, ``light`` and ``generated`` model names of set ``name`` in benchmarks/models.toml."""
+    return tomllib.loads(MODEL_SETS.read_text(encoding="utf-8"))[name.replace("-", "_")]
+
+
+def set_models(name: str, scratch: Path) -> list[Path]:
+    """Every model of set ``name`` (``tuning`` or ``held-out``), as float ONNX files."""
+    wanted = model_set(name)
     models = []
     exe = Path(sys.executable).with_name("edgepipe")
-    for keras_model in REFERENCE_MODELS:
-        if not keras_model.is_file():
-            continue
-        out = scratch / keras_model.stem
-        subprocess.run([str(exe), "export", "--quiet", "--model", str(keras_model), "-o", str(out)], check=True,
-                       capture_output=True)
-        exported = out / "model.onnx"
-        named = exported.with_name(f"{keras_model.stem}.onnx")
-        exported.rename(named)
-        models.append(named)
-    models += [constant_weights(light, scratch) for light in sorted(LIGHT.glob("light_*.onnx"))]
-    models += make_nets(scratch / "generated")
+    for stem in wanted["reference"]:
+        out = scratch / stem
+        subprocess.run([str(exe), "export", "--quiet", "--model", str(ROOT / "models" / stem / f"{stem}.keras"),
+                        "-o", str(out)], check=True, capture_output=True)
+        models.append((out / "model.onnx").rename(out / f"{stem}.onnx"))
+    models += [constant_weights(LIGHT / f"{stem}.onnx", scratch) for stem in wanted["light"]]
+    generated = [*make_nets(scratch / "generated"), *make_held_out_nets(scratch / "generated")]
+    models += [path for path in generated if path.stem in wanted["generated"]]
+    missing = {*wanted["reference"], *wanted["light"], *wanted["generated"]} - {m.stem for m in models}
+    if missing:
+        raise SystemExit(f"models.toml names models this script cannot make: {', '.join(sorted(missing))}")
     return models
 
 
@@ -117,14 +126,14 @@ def _paired(model: Path, probes: HostProbes, threads: int | None, budget_s: floa
     return times, probes.rates(rounds)
 
 
-def run(calibrate: bool, budget_s: float, threads: int | None, paired: bool) -> dict:
+def run(calibrate: bool, budget_s: float, threads: int | None, paired: bool, which: str) -> dict:
     profile = load_profile("host-cpu")
     if calibrate and not paired:
         print(f"calibrated: {write_override('host-cpu', measure_host(threads=threads))}", file=sys.stderr)
     probes = HostProbes(threads) if paired else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for model in held_out_models(Path(tmp)):
+        for model in set_models(which, Path(tmp)):
             if probes is not None:
                 times, rates = _paired(model, probes, threads, budget_s)
                 write_override("host-cpu", HostMeasurement(**rates))
@@ -136,13 +145,13 @@ def run(calibrate: bool, budget_s: float, threads: int | None, paired: bool) -> 
             p50, best = statistics.median(times), min(times)
             error = 100 * (predicted.total_ms - p50) / p50
             rows.append({"model": model.stem, "macs": predicted_macs(model), "measured_p50_ms": p50,
-                         "measured_min_ms": best, "runs": len(times), "predicted_ms": predicted.total_ms,
-                         "error_pct": error})
+                         "measured_min_ms": best, "measured_max_ms": max(times), "runs": len(times),
+                         "predicted_ms": predicted.total_ms, "error_pct": error})
             print(f"{model.stem:<24} measured p50 {p50:9.3f} ms (min {best:9.3f}, {len(times)} runs)  predicted "
                   f"{predicted.total_ms:9.3f} ms  {error:+7.1f}%", file=sys.stderr)
     errors = [abs(r["error_pct"]) for r in rows]
     return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "host": host_info().model_dump(),
-            "threads": threads, "paired": paired, "models": rows,
+            "threads": threads, "paired": paired, "set": which, "budget_s": budget_s, "models": rows,
             "median_abs_error_pct": statistics.median(errors),
             "within_10_pct": sum(e <= 10 for e in errors) / len(errors),
             "within_25_pct": sum(e <= 25 for e in errors) / len(errors)}
@@ -155,7 +164,9 @@ def predicted_macs(model: Path) -> int:
 
 
 def write_error(result: dict) -> Path:
-    """Append the measured error to the local host-cpu override as [performance.error]."""
+    """Append the held-out error to the local host-cpu override as [performance.error]."""
+    if result["set"] != "held-out":
+        raise SystemExit("--write-error records only the held-out set's error (--set held-out)")
     path = override_path("host-cpu")
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     text = text.split("[performance.error]")[0].rstrip() + "\n"
@@ -164,9 +175,32 @@ def write_error(result: dict) -> Path:
              f"median_abs_pct = {result['median_abs_error_pct']:.1f}\n"
              f"within_25_pct_share = {result['within_25_pct']:.2f}\n"
              f"models = {len(result['models'])}\n"
-             f"measured_on = \"ONNX Runtime CPU EP p50 on {cpu}, {result['date']}\"\n")
+             f"measured_on = \"held-out set of benchmarks/models.toml, ONNX Runtime CPU EP p50 on {cpu}, "
+             f"{result['date']}\"\n")
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def write_doc(result: dict) -> None:
+    """The set's table into docs/BENCHMARKS.md and a one-line summary into docs/PERFORMANCE.md."""
+    rows = result["models"]
+    runs = [r["runs"] for r in rows]
+    how = ("calibration rounds interleaved with each model's runs" if result["paired"] else "calibrated once")
+    head = provenance("predict_vs_measure.py", f"{spread(runs, '{:.0f}')} timed runs per model (min / median / "
+                      f"max), {result['budget_s']:g} s budget each, {result['threads'] or 'all'} thread(s), {how}")
+    table = ["| model | MMAC | measured p50 (ms) | runs min / median / max (ms) | predicted (ms) | error |",
+             "|---|---|---|---|---|---|"]
+    table += [f"| {r['model']} | {r['macs'] / 1e6:,.1f} | {r['measured_p50_ms']:.4g} | "
+              f"{r['measured_min_ms']:.4g} / {r['measured_p50_ms']:.4g} / {r['measured_max_ms']:.4g} | "
+              f"{r['predicted_ms']:.4g} | {r['error_pct']:+.1f}% |" for r in rows]
+    n = len(rows)
+    summary = (f"{result['set']} set, {n} models: median absolute error **{result['median_abs_error_pct']:.1f} %**, "
+               f"{round(result['within_10_pct'] * n)}/{n} within ±10 %, "
+               f"{round(result['within_25_pct'] * n)}/{n} within ±25 %.")
+    name = f"predict_vs_measure.py:{result['set']}"
+    write_section(BENCHMARKS_MD, name, "\n".join([head, "", *table, "", summary]))
+    if result["set"] == "held-out":
+        write_section(PERFORMANCE_MD, name, f"{head}\n\n{summary}")
 
 
 def main() -> None:
@@ -179,15 +213,21 @@ def main() -> None:
                         help="Calibrate once up front instead of interleaving calibration rounds with each model "
                              "(fine on a dedicated host).")
     parser.add_argument("--json", type=Path, help="Write the full result here.")
-    parser.add_argument("--write-error", action="store_true", help="Record the error in the host-cpu override.")
+    parser.add_argument("--set", choices=("held-out", "tuning"), default="held-out",
+                        help="Which models of benchmarks/models.toml (default: held-out).")
+    parser.add_argument("--write-error", action="store_true",
+                        help="Record the held-out error in the host-cpu override.")
+    parser.add_argument("--write-doc", action="store_true", help="Write the result into docs/ between markers.")
     args = parser.parse_args()
-    result = run(not args.no_calibrate, args.budget, args.threads or None, not args.calibrate_once)
+    result = run(not args.no_calibrate, args.budget, args.threads or None, not args.calibrate_once, args.set)
     print(f"{len(result['models'])} models: median |error| {result['median_abs_error_pct']:.1f}%, "
           f"within ±10%: {100 * result['within_10_pct']:.0f}%, within ±25%: {100 * result['within_25_pct']:.0f}%")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
     if args.write_error:
         print(f"error recorded in {write_error(result)}")
+    if args.write_doc:
+        write_doc(result)
 
 
 if __name__ == "__main__":

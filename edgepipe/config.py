@@ -14,11 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edgepipe.errors import ConfigError
+from edgepipe.resources import bundled
 
 #: The repository root, where the bundled reference model, data and profiles live.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = PROJECT_ROOT / "models" / "digits_cnn" / "digits_cnn.keras"
-DEFAULT_DATA = PROJECT_ROOT / "calib" / "digits"
+DEFAULT_MODEL = bundled("models") / "digits_cnn" / "digits_cnn.keras"
+DEFAULT_DATA = bundled("calib") / "digits"
 CONFIG_FILENAME = "edgepipe.toml"
 
 
@@ -144,6 +145,8 @@ class BuildConfig(_Strict):
 
     model: Path = Field(DEFAULT_MODEL, description="Model to build: .keras, SavedModel folder, .onnx or .tflite.")
     targets: list[str] = Field(["host-cpu"], min_length=1, description="Target profiles from targets/.")
+    targets_dir: Path | None = Field(None, description="Folder of your own profiles (<name>.toml), searched "
+                                     "before the built-in ones; relative to this file.")
     output: Path = Field(Path("build"), description="Outputs go to <output>/<model>/<target>/.")
     data: DataConfig = DataConfig()
     accuracy: AccuracyConfig = AccuracyConfig()
@@ -203,7 +206,7 @@ def format_validation_error(err: ValidationError, model: type[BaseModel], source
 def _resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:
     """Make relative paths in a raw config table relative to ``base`` (the config file's folder)."""
     out = dict(raw)
-    for key in ("model", "output"):
+    for key in ("model", "output", "targets_dir"):
         if isinstance(out.get(key), str):
             out[key] = str(base / out[key])
     cache = out.get("cache")

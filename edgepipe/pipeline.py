@@ -42,7 +42,7 @@ from edgepipe.stages.latency import latency_stage
 from edgepipe.stages.per_target import TARGET_STAGES, TargetContext, run_target_stages
 from edgepipe.stages.quantize import quantize_stage
 from edgepipe.stages.report import make_report
-from edgepipe.targets import TargetProfile, load_profile
+from edgepipe.targets import TargetProfile, load_profiles
 
 Listener = Callable[[str, str], None]
 REPORT_HTML = "report.html"
@@ -77,7 +77,7 @@ def seed_everything(seed: int = SEED) -> None:
 
 def resolve_targets(config: BuildConfig) -> tuple[TargetProfile, ...]:
     """The target profiles of ``config``, each once, in the order given (a user error for an unknown one)."""
-    return tuple(load_profile(name) for name in dict.fromkeys(config.targets))
+    return load_profiles(config.targets, config.targets_dir)
 
 
 def model_folder(config: BuildConfig) -> Path:

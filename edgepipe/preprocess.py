@@ -43,15 +43,18 @@ def infer_layout(spec: TensorSpec) -> tuple[Layout, tuple[int, int], int]:
     shape = spec.shape
     if len(shape) != 4:
         raise ValueError(f"input {spec.name} has shape {shape}, not an image batch (N, H, W, C) or (N, C, H, W)")
+    height: int | None
+    width: int | None
+    channels: int | None
     if shape[1] in (1, 3, 4) and shape[3] not in (1, 3, 4):
         layout: Layout = "NCHW"
         channels, height, width = shape[1], shape[2], shape[3]
     else:
         layout = "NHWC"
         height, width, channels = shape[1], shape[2], shape[3]
-    if not all(isinstance(d, int) for d in (height, width, channels)):
+    if not (isinstance(height, int) and isinstance(width, int) and isinstance(channels, int)):
         raise ValueError(f"input {spec.name} has dynamic image dimensions {shape}; give preprocess.size")
-    return layout, (int(height), int(width)), int(channels)
+    return layout, (height, width), channels
 
 
 def image_files(folder: Path) -> list[Path]:
@@ -71,6 +74,7 @@ def load_image(path: Path, spec: ImageSpec) -> np.ndarray:
     except (OSError, UnidentifiedImageError) as exc:
         raise DataError(f"cannot read image ({exc})", path=path, fix="Remove or replace the file") from None
     pixels = pixels.reshape(spec.size[0], spec.size[1], spec.channels)
+    sample: np.ndarray
     if np.dtype(spec.dtype) == np.uint8:
         sample = pixels.astype(np.uint8)
     else:

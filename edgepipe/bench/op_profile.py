@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +71,8 @@ def ort_time_by_op_type(path: Path, inputs: list[np.ndarray] | None = None, runs
         if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
             key = (event["name"], event.get("args", {}).get("op_name", "?"))
             per_node.setdefault(key, []).append(float(event.get("dur", 0)))
-    totals: Counter[str] = Counter()
+    totals: dict[str, float] = {}
     for (_, op), durations in per_node.items():  # the median run of each node: robust to a preempted run
-        totals[op] += statistics.median(durations)
+        totals[op] = totals.get(op, 0.0) + statistics.median(durations)
     whole = sum(totals.values()) or 1.0
-    return {op: dur / whole for op, dur in totals.most_common()}
+    return {op: dur / whole for op, dur in sorted(totals.items(), key=lambda kv: kv[1], reverse=True)}

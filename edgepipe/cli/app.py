@@ -22,12 +22,28 @@ import traceback
 import typer
 from typer.exceptions import Abort, Exit, TyperException
 
+from edgepipe.cli import (
+    baseline_cmd,
+    bench_cmd,
+    build_cmd,
+    calibrate_cmd,
+    check_cmd,
+    eval_cmd,
+    export_cmd,
+    gate_cmd,
+    init_cmd,
+    schema_cmd,
+    targets_cmd,
+)
+from edgepipe.cli.options import EPILOG
 from edgepipe.errors import EdgepipeError, ExitCode, UserError
 
-EPILOG = ("Exit codes: 0 success · 1 user error: bad input or config, or a missing optional toolchain (the "
-          "message names the pip install) · 2 gate: accuracy gate failed, a target failed or is not proven, or a "
-          "baseline regression · 3 internal error: a bug in edgepipe (third-party tool failures are reported, "
-          "never exit 3) · 130 interrupted. With --json, every exit prints one JSON document.")
+__all__ = ["EPILOG", "app", "entry_point", "main"]
+
+#: The commands, in the order ``edgepipe --help`` lists them: build, export, evaluate, targets; CI (gate,
+#: baselines, report schema); host benchmarks and calibration; operator support per target.
+COMMANDS = (build_cmd, export_cmd, eval_cmd, targets_cmd, gate_cmd, baseline_cmd, schema_cmd, bench_cmd,
+            calibrate_cmd, check_cmd, init_cmd)
 
 app = typer.Typer(
     name="edgepipe",
@@ -60,24 +76,8 @@ def _drop_library_advice(record: logging.LogRecord) -> bool:
 
 
 def _register() -> None:
-    from edgepipe.cli import build_cmd, eval_cmd, export_cmd, targets_cmd
-
-    for module in (build_cmd, export_cmd, eval_cmd, targets_cmd):
+    for module in COMMANDS:
         module.register(app)
-    from edgepipe.cli import baseline_cmd, gate_cmd, schema_cmd  # CI: regression gate, baselines, report schema
-
-    for module in (gate_cmd, baseline_cmd, schema_cmd):
-        module.register(app)
-    from edgepipe.cli import bench_cmd, calibrate_cmd  # host benchmarks, delegate estimates, calibration
-
-    for module in (bench_cmd, calibrate_cmd):
-        module.register(app)
-    from edgepipe.cli import check_cmd  # operator support per target
-
-    check_cmd.register(app)
-    from edgepipe.cli import init_cmd  # a starting edgepipe.toml from a model's inputs
-
-    init_cmd.register(app)
 
 
 def _error(message: str) -> None:

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from edgepipe.cli.gate_cmd import BaselineOpt, JsonOpt, JunitOpt, gate_document, publish
-from edgepipe.cli.options import CalibOpt, ConfigOpt, EvalOpt, ModelOpt, QuietOpt, data_overrides
+from edgepipe.cli.options import (
+    EPILOG,
+    CalibOpt,
+    ConfigOpt,
+    EvalOpt,
+    ModelOpt,
+    QuietOpt,
+    TargetsDirOpt,
+    data_overrides,
+)
 from edgepipe.errors import ConfigError, ExitCode, GateFailed
 
 if TYPE_CHECKING:
@@ -91,6 +100,7 @@ def build(
     no_cache: bool = typer.Option(False, "--no-cache", help="Build everything; neither read nor fill the cache."),
     quiet: bool = QuietOpt,
     json_out: bool = JsonOpt,
+    targets_dir: Path | None = TargetsDirOpt,
 ) -> None:
     """Export, quantize, evaluate and time a model; write build/<model>/<target>/ with report.json and report.md,
     and build/<model>/summary.{json,md} and report.html across the targets.
@@ -109,6 +119,7 @@ def build(
     overrides = data_overrides(model, calib, evaluation)
     overrides.update(targets=_targets(target, all_targets), output=output,
                      accuracy={"max_drop_points": threshold}, gate={"baseline": baseline})
+    overrides.update(targets_dir=targets_dir)
     cfg = load_config(config, overrides)
     from edgepipe.limits import use_limits
 
@@ -124,6 +135,4 @@ def build(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
-
     app.command("build", epilog=EPILOG)(build)

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from edgepipe.cli.options import ConfigOpt
-
-if TYPE_CHECKING:
-    from edgepipe.config import GateConfig
-    from edgepipe.gate import GateResult
-    from edgepipe.report.schema import BuildReport
+from edgepipe.cli.options import EPILOG, ConfigOpt
+from edgepipe.config import GateConfig, load_config
+from edgepipe.errors import GateFailed, ProfileError
+from edgepipe.gate import GateResult, compare, load_baseline, load_reports, render_diff_markdown, render_diff_text
+from edgepipe.report.junit import write_junit
+from edgepipe.report.schema import BuildReport
+from edgepipe.report.writer import append_step_summary
+from edgepipe.targets import load_profile
 
 BaselineOpt = typer.Option(None, "--baseline", "-b",
                            help="Baseline to compare with: baseline.json, summary.json, report.json or build folder.")
@@ -26,10 +28,7 @@ JsonOpt = typer.Option(False, "--json", help="Machine output: one JSON document 
 
 
 def _device_classes(targets: list[str]) -> dict[str, str]:
-    from edgepipe.errors import ProfileError
-    from edgepipe.targets import load_profile
-
-    classes = {}
+    classes: dict[str, str] = {}
     for name in targets:
         try:
             classes[name] = load_profile(name).device_class
@@ -41,12 +40,7 @@ def _device_classes(targets: list[str]) -> dict[str, str]:
 def publish(reports: dict[str, BuildReport], tolerances: GateConfig, *, gate: GateResult | None,
             junit: Path | None, markdown: list[str]) -> None:
     """Write the JUnit file (when asked) and append ``markdown`` and the gate's diff to the step summary."""
-    from edgepipe.gate import render_diff_markdown
-    from edgepipe.report.writer import append_step_summary
-
     if junit is not None:
-        from edgepipe.report.junit import write_junit
-
         write_junit(list(reports.values()), junit, tolerances, gate, _device_classes(list(reports)))
     sections = [*markdown, *([render_diff_markdown(gate)] if gate is not None else [])]
     if sections:
@@ -72,10 +66,6 @@ def gate(
 
     Tolerances come from the [gate] table of the config. Exit code 2 on a regression, with a diff table.
     """
-    from edgepipe.config import load_config
-    from edgepipe.errors import GateFailed
-    from edgepipe.gate import compare, load_baseline, load_reports, render_diff_text
-
     tolerances = load_config(config).gate
     current = load_reports(report)
     result = compare(current, load_baseline(baseline), tolerances)
@@ -89,6 +79,4 @@ def gate(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
-
     app.command("gate", epilog=EPILOG)(gate)

@@ -13,6 +13,12 @@ ModelOpt = typer.Option(None, "--model", "-m", help="Model: .keras, SavedModel f
 CalibOpt = typer.Option(None, "--calib", help="Calibration inputs (.npz).")
 EvalOpt = typer.Option(None, "--eval", help="Evaluation inputs with integer `labels` (.npz).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress display.")
+TargetsDirOpt = typer.Option(None, "--targets-dir",
+                             help="Folder of your own target profiles, searched before the built-in ones.")
+
+#: The exit-code line every command's help ends with (the codes themselves: edgepipe.errors.ExitCode).
+EPILOG = ("Exit codes: 0 success · 1 user error (bad input or config) · "
+          "2 accuracy gate failed or baseline regression · 3 internal error · 130 interrupted.")
 
 
 def data_overrides(model: Path | None, calib: Path | None, evaluation: Path | None) -> dict[str, Any]:

@@ -45,13 +45,13 @@ def load_model(path: Path, input_shapes: dict[str, list[int]] | None = None) -> 
     if fmt == "keras":
         from edgepipe.load import keras_loader as loader
     elif fmt == "savedmodel":
-        from edgepipe.load import savedmodel_loader as loader
+        from edgepipe.load import savedmodel_loader as loader  # type: ignore[no-redef]
     elif fmt == "onnx":
-        from edgepipe.load import onnx_loader as loader
+        from edgepipe.load import onnx_loader as loader  # type: ignore[no-redef]
     else:
-        from edgepipe.load import tflite_loader as loader
+        from edgepipe.load import tflite_loader as loader  # type: ignore[no-redef]
     # ONNX inputs with dynamic dimensions are fixed on load (config `input_shapes`, else batch 1).
-    handle, signature = loader.load(path, input_shapes) if fmt == "onnx" else loader.load(path)
+    handle, signature = loader.load(path, input_shapes) if fmt == "onnx" else loader.load(path)  # type: ignore[call-arg]
     log.info("loaded %s model %s: inputs %s", fmt, path,
              ", ".join(spec.describe() for spec in signature.inputs))
     return SourceModel(path=path, format=fmt, sha256=sha256_of(path), signature=signature, handle=handle)

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.errors import ProfileError
-from edgepipe.targets.performance import PerformanceSpec
+from edgepipe.figures import UNVALIDATED
+from edgepipe.perf.host_probes import HostProbes
+from edgepipe.targets.performance import MeasuredError, PerformanceSpec
 from edgepipe.targets.profile import TargetProfile
 
 log = logging.getLogger(__name__)
@@ -54,8 +56,6 @@ class HostMeasurement:
 
 def measure_host(threads: int | None = None, runs: int = 20) -> HostMeasurement:
     """Run the microbenchmark (:mod:`edgepipe.perf.host_probes`, a few seconds) and return this host's rates."""
-    from edgepipe.perf.host_probes import HostProbes
-
     probes = HostProbes(threads)
     result = HostMeasurement(**probes.rates([probes.run_round() for _ in range(runs)]))
     log.info("host calibration: %s", result)
@@ -138,3 +138,29 @@ def effective_performance(profile: TargetProfile) -> PerformanceSpec | None:
 def is_calibrated(profile: TargetProfile) -> bool:
     """Whether a local override exists for ``profile``."""
     return override_path(profile.name).is_file()
+
+
+def held_out_error(profile: TargetProfile) -> str:
+    """The error text a model estimate for ``profile`` carries: the one measured on the held-out benchmark models
+    on this machine (``[performance.error]`` of the local override, written by
+    ``benchmarks/predict_vs_measure.py --write-error`` right after calibrating), else ``'unvalidated'``.
+
+    A figure in the profile itself is ignored: a bundled profile cannot know how wrong it is on this machine.
+    Recalibrating rewrites the override without an error, so a stale figure never outlives its calibration.
+    """
+    path = override_path(profile.name)
+    if not path.is_file():
+        return UNVALIDATED
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8")).get("performance", {}).get("error")
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"malformed performance override ({exc})", path=path,
+                           fix=f"Re-run `edgepipe calibrate {profile.name}` or delete the file") from None
+    if not raw:
+        return UNVALIDATED
+    error = MeasuredError.model_validate(raw)
+    if error.median_abs_pct is None or error.models == 0:
+        return UNVALIDATED
+    within = "" if error.within_25_pct_share is None else f", {error.within_25_pct_share:.0%} within ±25%"
+    return (f"±{error.median_abs_pct:.0f}% median on {error.models} held-out models{within} "
+            f"({error.measured_on or 'this host'})")

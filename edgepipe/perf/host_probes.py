@@ -110,7 +110,7 @@ class HostProbes:
         for name, (model, shape, _) in graphs.items():
             session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             feed = {"x": rng.random(shape, dtype=np.float32)}
-            self._calls[name] = lambda s=session, f=feed: s.run(None, f)
+            self._calls[name] = lambda s=session, f=feed: s.run(None, f)  # type: ignore[misc]
         self._tmp = tempfile.TemporaryDirectory(prefix="edgepipe-calibrate-")
         path = Path(self._tmp.name) / "add1.onnx"
         path.write_bytes(graphs["add1"][0])

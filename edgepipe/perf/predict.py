@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from edgepipe.errors import MissingToolchain, ProfileError, ToolFailed
-from edgepipe.perf.calibration import effective_performance
+from edgepipe.figures import MODEL_ESTIMATE, VENDOR_ESTIMATE
+from edgepipe.perf.calibration import effective_performance, held_out_error
 from edgepipe.perf.cost_model import default_placement, estimate
 from edgepipe.perf.graph import GraphWork, read_graph
 from edgepipe.perf.power import LatencyAtClock, all_modes
 from edgepipe.perf.report import PerformanceReport, VelaComparison
+from edgepipe.perf.vela_estimate import run_vela
+from edgepipe.support import check_graph
 from edgepipe.targets.performance import PerformanceSpec
 from edgepipe.targets.profile import TargetProfile
 
@@ -36,8 +39,6 @@ def placement(graph: GraphWork, profile: TargetProfile, spec: PerformanceSpec) -
     if spec.fallback_cpu is None:
         return [True] * len(graph.ops)
     try:
-        from edgepipe.support import check_graph
-
         verdicts = {v.index: v.placement == "accelerator" for v in check_graph(graph.source, profile).node_verdicts}
     except ProfileError:
         return default_placement(graph, spec)
@@ -64,8 +65,6 @@ def pick_artifact(profile: TargetProfile, paths: Sequence[Path]) -> Path | None:
 
 
 def _vela(path: Path, spec: PerformanceSpec, graph: GraphWork, places: list[bool]) -> VelaComparison:
-    from edgepipe.perf.vela_estimate import run_vela
-
     vela = run_vela(path, spec)
     ours = estimate(graph, spec, vela.clock_mhz, places).total_ms
     return VelaComparison(accelerator=vela.accelerator, system_config=vela.system_config, clock_mhz=vela.clock_mhz,
@@ -98,7 +97,9 @@ def predict(path: Path, profile: TargetProfile, mode: str | None = None) -> Perf
         latency_at = lambda clock: cycles / (clock * 1e3)  # noqa: E731 - cycles at the mode's clock, in ms
         notes.append(f"Vela's estimate is the delegate estimate; edgepipe's cost model ÷ Vela = {vela.ratio:.2f}")
     chosen = spec.mode(mode)
+    kind = VENDOR_ESTIMATE if vela else MODEL_ESTIMATE
+    modes = [m.model_copy(update={"kind": kind}) for m in all_modes(spec, latency_at)]
     return PerformanceReport(
         target=profile.name, artifact=path.name, estimator="vela" if vela else "cost-model",
-        default_mode=chosen.name, modes=all_modes(spec, latency_at), error=spec.error.describe(),
+        default_mode=chosen.name, modes=modes, error=held_out_error(profile), kind=kind,
         delegate=estimate(graph, spec, chosen.clock_mhz, places), vela=vela, notes=notes)

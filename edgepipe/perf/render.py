@@ -8,29 +8,31 @@ from edgepipe.perf.report import PerformanceReport
 def render_performance_markdown(report: PerformanceReport) -> list[str]:
     """Markdown lines: modes table, Vela comparison, int8 forms, notes."""
     source = {"vela": "Vela's estimate", "cost-model": "edgepipe cost model"}[report.estimator]
-    lines = [f"## Performance on {report.target} ({source}; error: {report.error})", "",
+    lines = [f"## Performance on {report.target} ({source}: {report.kind}; error: {report.error})", "",
              f"Artifact: `{report.artifact}`", "",
-             "| power mode | clock (MHz) | latency (ms) | energy / inference (mJ) | inferences / J | "
-             "sustained (inf/s) |", "|---|---|---|---|---|---|"]
+             "| power mode | clock (MHz) | latency (ms) | latency is | energy / inference (mJ) | inferences / J | "
+             "sustained (inf/s) |", "|---|---|---|---|---|---|---|"]
     for mode in report.modes:
         marker = " (default)" if mode.mode == report.default_mode else ""
-        lines.append(f"| {mode.mode}{marker} | {mode.clock_mhz:g} | {mode.latency_ms:.4g} | {mode.energy_mj:.4g} | "
-                     f"{mode.inferences_per_j:,.0f} | {mode.sustained_ips:,.0f} |")
+        lines.append(f"| {mode.mode}{marker} | {mode.clock_mhz:g} | {mode.latency_ms:.4g} | {mode.kind} | "
+                     f"{mode.energy_mj:.4g} (model estimate) | {mode.inferences_per_j:,.0f} | "
+                     f"{mode.sustained_ips:,.0f} |")
     if report.delegate is not None:
         d = report.delegate
         lines += ["", f"Emulated delegate: accelerator {d.accelerator_ms:.4g} ms, CPU fallback {d.cpu_ms:.4g} ms "
                       f"({d.cpu_ops} ops), transfers {d.transfer_ms:.4g} ms ({len(d.transfers)})."]
     if report.vela is not None:
         v = report.vela
-        lines += ["", f"Vela ({v.accelerator}, {v.system_config}, {v.clock_mhz:g} MHz): {v.cycles:,} cycles = "
-                      f"{v.vela_ms:.4g} ms; edgepipe cost model {v.edgepipe_ms:.4g} ms; ratio edgepipe ÷ Vela "
-                      f"**{v.ratio:.2f}**."]
+        lines += ["", f"Vela ({v.kind}; {v.accelerator}, {v.system_config}, {v.clock_mhz:g} MHz): "
+                      f"{v.cycles:,} cycles = {v.vela_ms:.4g} ms; edgepipe cost model {v.edgepipe_ms:.4g} ms; "
+                      f"ratio edgepipe ÷ Vela **{v.ratio:.2f}**."]
     if report.int8_forms:
-        lines += ["", "| int8 form | runtime | p50 (ms) | p90 (ms) | ÷ fp32 | why |", "|---|---|---|---|---|---|"]
+        lines += ["", "| int8 form | runtime | p50 (ms) | p90 (ms) | ÷ fp32 | figures are | why |",
+                  "|---|---|---|---|---|---|---|"]
         for form in report.int8_forms:
             ratio = "–" if form.ratio_to_fp32 is None else f"{form.ratio_to_fp32:.2f}×"
             lines.append(f"| {form.artifact} | {form.runtime} | {form.p50_ms:.4g} | {form.p90_ms:.4g} | {ratio} | "
-                         f"{'; '.join(form.slow_ops[:3])} |")
+                         f"{form.kind} | {'; '.join(form.slow_ops[:3])} |")
         lines += ["", f"Deployment artifact (fastest int8 form here): `{report.deployment_artifact}`"]
     lines += [f"- {note}" for note in report.notes]
     return [*lines, ""]

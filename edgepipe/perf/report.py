@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edgepipe.figures import MEASURED, MODEL_ESTIMATE, VENDOR_ESTIMATE, FigureKind
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -60,6 +62,8 @@ class ModeEstimate(_Record):
     throughput_ips: float = Field(description="Back-to-back inferences per second before any throttling.")
     sustained_ips: float = Field(description="Inferences per second once the thermal envelope throttles the clock.")
     time_to_throttle_s: float | None = Field(description="Seconds of load before throttling; none = never.")
+    kind: FigureKind = Field(MODEL_ESTIMATE, description="What the latency is: 'vendor estimate' (Vela's cycles) "
+                             "or 'model estimate' (edgepipe's cost model); energy is always a model estimate.")
 
 
 class VelaComparison(_Record):
@@ -74,6 +78,7 @@ class VelaComparison(_Record):
     ratio: float = Field(description="edgepipe_ms ÷ vela_ms (1.0 = the two agree).")
     npu_ops: int
     cpu_ops: int
+    kind: FigureKind = Field(VENDOR_ESTIMATE, description="vela_ms is Vela's own estimate, not a measurement.")
 
 
 class Int8Form(_Record):
@@ -86,6 +91,7 @@ class Int8Form(_Record):
     ratio_to_fp32: float | None = Field(description="p50 ÷ p50 of the fp32 artifact of the same runtime.")
     slow_ops: list[str] = Field(default_factory=list,
                                 description="Why it is slow: ops the fast path does not take, or the costliest.")
+    kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
 
 
 class PerformanceReport(_Record):
@@ -96,7 +102,10 @@ class PerformanceReport(_Record):
     estimator: Literal["cost-model", "vela"]
     default_mode: str
     modes: list[ModeEstimate]
-    error: str = Field(description="'±X%, measured on N models' for this profile's estimates, or 'unvalidated'.")
+    error: str = Field(description="The estimate's error measured on held-out models on this calibrated host "
+                       "('±X% median, N held-out models, …'), else 'unvalidated'.")
+    kind: FigureKind = Field(MODEL_ESTIMATE, description="What the latency and energy figures are: 'vendor "
+                             "estimate' (Vela) or 'model estimate' (edgepipe's cost and power models).")
     delegate: DelegateEstimate | None = None
     vela: VelaComparison | None = None
     int8_forms: list[Int8Form] = Field(default_factory=list)

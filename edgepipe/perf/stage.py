@@ -9,13 +9,15 @@ fastest becomes the deployment artifact.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from edgepipe.perf.report import PerformanceReport
-
-if TYPE_CHECKING:
-    from edgepipe.stages.per_target import TargetContext
-    from edgepipe.targets.performance import PerformanceSpec
+from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
+from edgepipe.bench.measure import BenchSettings
+from edgepipe.perf.calibration import effective_performance, is_calibrated
+from edgepipe.perf.power import energy_mj
+from edgepipe.perf.predict import pick_artifact, predict
+from edgepipe.perf.report import Int8Form, PerformanceReport
+from edgepipe.stages.context import TargetContext
+from edgepipe.targets.performance import PerformanceSpec
 
 log = logging.getLogger(__name__)
 
@@ -23,10 +25,7 @@ log = logging.getLogger(__name__)
 HOST_BUDGET_S = 2.0
 
 
-def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
-    from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
-    from edgepipe.bench.measure import BenchSettings
-
+def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list[Int8Form], str | None]:
     artifacts = {a.key: a.path for a in context.artifacts}
     data = context.inputs.calibration
     float_onnx = artifacts.get("model.onnx")
@@ -41,10 +40,6 @@ def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, st
 def host_performance(context: TargetContext, spec: PerformanceSpec) -> PerformanceReport | None:
     """host-cpu: the cost model per mode (deterministic, so a baseline gate can hold it), plus the measured
     int8 forms, the fastest as deployment artifact, and its measured energy beside the estimate."""
-    from edgepipe.perf.calibration import is_calibrated
-    from edgepipe.perf.power import energy_mj
-    from edgepipe.perf.predict import pick_artifact, predict
-
     float_path = pick_artifact(context.target, [a.path for a in context.artifacts])
     if float_path is None:
         return None
@@ -54,19 +49,17 @@ def host_performance(context: TargetContext, spec: PerformanceSpec) -> Performan
     chosen = next((f for f in forms if f.artifact == fastest), None)
     if chosen is not None:
         mode = spec.mode()
-        notes.append(f"measured: {chosen.artifact} p50 {chosen.p50_ms:.4g} ms on this host = "
-                     f"{energy_mj(chosen.p50_ms, mode.active_w):.4g} mJ at the '{mode.name}' mode's "
-                     f"{mode.active_w:g} W")
+        notes.append(f"energy (model estimate): {chosen.artifact}'s measured p50 {chosen.p50_ms:.4g} ms × the "
+                     f"'{mode.name}' mode's assumed {mode.active_w:g} W = "
+                     f"{energy_mj(chosen.p50_ms, mode.active_w):.4g} mJ; the power is not measured")
     if not is_calibrated(context.target):
-        notes.append("host not calibrated: run `edgepipe calibrate host-cpu` for predictions fitted to this machine")
+        notes.append("host not calibrated: the predictions are unvalidated; run `edgepipe calibrate host-cpu` "
+                     "for predictions fitted to this machine")
     return report.model_copy(update={"int8_forms": forms, "deployment_artifact": fastest, "notes": notes})
 
 
 def performance_stage(context: TargetContext) -> tuple[str, PerformanceReport | None]:
     """The ``performance`` report section of one target (None when its profile declares no [performance])."""
-    from edgepipe.perf.calibration import effective_performance
-    from edgepipe.perf.predict import pick_artifact, predict
-
     spec = effective_performance(context.target)
     if spec is None:
         log.warning("target %s declares no [performance]: no latency or energy estimate", context.target.name)

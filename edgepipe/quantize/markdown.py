@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from edgepipe.quantize.report import QuantizationReport, StepOutcome
 
 _STATUS = {"met": "✅ met", "missed": "❌ missed", "skipped": "– skipped"}
@@ -20,7 +22,7 @@ def _selection(step: StepOutcome) -> str:
     return "; ".join(cells) or "–"
 
 
-def _cells(values: dict[str, float], fmt: str) -> str:
+def _cells(values: Mapping[str, object], fmt: str) -> str:
     return ", ".join(f"{k} {fmt.format(v)}" for k, v in values.items()) or "–"
 
 

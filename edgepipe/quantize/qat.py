@@ -101,7 +101,7 @@ def fake_quant_model(model: Any, settings: QatSettings) -> Any:
     classes = _layers(keras, settings)
 
     def clone(layer: Any) -> Any:
-        kind = classes.get(type(layer).__name__, type(layer))
+        kind: Any = classes.get(type(layer).__name__, type(layer))
         return kind.from_config(layer.get_config())
 
     def call(layer: Any, *args: Any, **kwargs: Any) -> Any:

@@ -11,6 +11,7 @@ when QAT was per-channel).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def store_int8_weights(path: Path, per_channel: bool) -> Path:
     for node in graph.node:
         index = _WEIGHT_INPUT.get(node.op_type)
         name = node.input[index] if index is not None and len(node.input) > index else None
-        if name not in initializers or initializers[name].data_type != onnx.TensorProto.FLOAT:
+        if name is None or name not in initializers or initializers[name].data_type != onnx.TensorProto.FLOAT:
             new_nodes.append(node)
             continue
         weights = numpy_helper.to_array(initializers[name])
@@ -49,7 +50,7 @@ def store_int8_weights(path: Path, per_channel: bool) -> Path:
         graph.initializer.extend([numpy_helper.from_array(quantized, f"{name}_quantized"),
                                   numpy_helper.from_array(scale, f"{name}_scale"),
                                   numpy_helper.from_array(np.zeros(scale.shape, np.int8), f"{name}_zero_point")])
-        attrs = {"axis": 0} if channel else {}
+        attrs: dict[str, Any] = {"axis": 0} if channel else {}
         new_nodes.append(helper.make_node("DequantizeLinear", [f"{name}_quantized", f"{name}_scale",
                                                                f"{name}_zero_point"], [name],
                                           name=f"{name}_DequantizeLinear", **attrs))

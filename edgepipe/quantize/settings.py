@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from edgepipe.config import BuildConfig
 from edgepipe.data import Dataset, load_dataset
 from edgepipe.quantize.ladder_context import LadderSettings
 from edgepipe.quantize.onnx_prepare import prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.targets.profile import TargetProfile
 
 
-def _target_limits(targets: Any) -> tuple[set[str], set[str]]:
+def _target_limits(targets: Iterable[TargetProfile]) -> tuple[set[str], set[str]]:
     """Precisions and granularities every target runs (profiles without ``[quantization]`` limit nothing)."""
     precisions, granularities = {"int8", "a16w8", "float"}, {"per-channel", "per-tensor"}
     for target in targets:
-        spec = getattr(target, "quantization", None)
+        spec = target.quantization
         if spec is None:
             continue
         if "int16" not in spec.activations:
@@ -26,7 +29,7 @@ def _target_limits(targets: Any) -> tuple[set[str], set[str]]:
     return precisions, granularities
 
 
-def ladder_settings(config: Any, targets: Any = ()) -> LadderSettings:
+def ladder_settings(config: BuildConfig, targets: Iterable[TargetProfile] = ()) -> LadderSettings:
     """``[quantization]`` of ``config``, narrowed to what every target can run."""
     q = config.quantization
     precisions, granularities = _target_limits(targets)
@@ -38,12 +41,12 @@ def ladder_settings(config: Any, targets: Any = ()) -> LadderSettings:
         qat_epochs=q.qat_epochs, qat_learning_rate=q.qat_learning_rate)
 
 
-def start_recipe(config: Any) -> QuantRecipe:
+def start_recipe(config: BuildConfig) -> QuantRecipe:
     """Step (a)'s recipe for ``config`` (what plain PTQ uses when there is no gate)."""
     return QuantRecipe(per_channel=config.quantization.granularity == "per-channel")
 
 
-def optional_split(config: Any, inputs: Any, name: str, need_labels: bool = True) -> Dataset | None:
+def optional_split(config: BuildConfig, inputs: Any, name: str, need_labels: bool = True) -> Dataset | None:
     """The ``data.<name>`` split (selection, train), checked against the model; None when not given.
 
     ``need_labels``: a split without labels is a user error (a labelled build's selection, any train split).
@@ -52,7 +55,7 @@ def optional_split(config: Any, inputs: Any, name: str, need_labels: bool = True
     if path is None:
         return None
     return load_dataset(path, inputs.model.signature, role=name, need_labels=need_labels,
-                        preprocess=getattr(config, "preprocess", None))
+                        preprocess=config.preprocess)
 
 
 def prepare_float_onnx(floats: dict[str, Path], calibration: Dataset, settings: LadderSettings,

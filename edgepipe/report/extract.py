@@ -1,107 +1,93 @@
-"""Read the optional report sections (``support``, ``performance``, ``quantization``) when a build has them.
+"""Read the optional report sections (``support``, ``performance``, ``quantization``) through the typed model.
 
-Those sections are added by per-target stages that may or may not be
-registered; the gate, the HTML report and the JUnit file use them when present
-and say "not checked" when absent. Every reader here takes a report as a plain
-dict (``BuildReport.model_dump()``), so a section's exact model is not needed.
+Those sections are added by per-target stages that may or may not be registered;
+the gate, the HTML report and the JUnit file use them when present and say "not
+checked" when absent. Every reader takes a :class:`~edgepipe.report.BuildReport`;
+a report still held as plain data (a baseline file) is validated into one first
+(:func:`as_report`), so no reader guesses a field from its name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Keys that name where an op runs, in the order they are tried.
-_PLACEMENT_KEYS = ("placement", "unit", "device", "runs_on", "placed_on")
-_NAME_KEYS = ("name", "op", "node")
+from edgepipe.perf.report import ModeEstimate
+from edgepipe.report.schema import BuildReport
+
+#: The artifacts whose host latency stands for a target without an estimate, in order: what edge runtimes deploy.
+DEPLOYED_ORDER = ("model_int8.tflite", "model_int8.onnx")
 
 
-def as_dict(report: Any) -> dict[str, Any]:
-    """A report as a plain dict, whether it is a pydantic model or already a dict."""
-    return report if isinstance(report, dict) else report.model_dump(mode="json")
+def as_report(report: BuildReport | Mapping[str, Any]) -> BuildReport:
+    """``report`` as the typed model (plain data, e.g. from a baseline file, is validated)."""
+    return report if isinstance(report, BuildReport) else BuildReport.model_validate(report)
 
 
-def _unit(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "accelerator" if value else "cpu"
-    if not isinstance(value, str):
-        return None
-    return "cpu" if "cpu" in value.lower() or value.lower() in ("host", "fallback") else "accelerator"
+def as_dict(report: BuildReport | Mapping[str, Any]) -> dict[str, Any]:
+    """``report`` as JSON-shaped data (what a baseline file holds), for readers that compare raw values."""
+    return dict(report) if isinstance(report, Mapping) else report.model_dump(mode="json")
 
 
-def _placements_in(node: Any, found: dict[str, str]) -> None:
-    """Collect ``op name → unit`` from every list of op records anywhere inside ``node``."""
-    if isinstance(node, dict):
-        name = next((node[k] for k in _NAME_KEYS if isinstance(node.get(k), str)), None)
-        unit = next((_unit(node[k]) for k in _PLACEMENT_KEYS if k in node and _unit(node[k])), None)
-        if name is not None and unit is not None:
-            found[name] = unit
-            return
-        for value in node.values():
-            _placements_in(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _placements_in(value, found)
-
-
-def placements(report: Any) -> dict[str, str] | None:
+def placements(report: BuildReport | Mapping[str, Any]) -> dict[str, str] | None:
     """``op name → 'accelerator' | 'cpu'`` from the ``support`` section, else the performance estimate's delegate.
 
     ``None`` when the build has neither (no support check ran).
     """
-    data = as_dict(report)
-    for section in (data.get("support"), (data.get("performance") or {}).get("delegate")):
-        if section:
-            found: dict[str, str] = {}
-            _placements_in(section, found)
-            if found:
-                return found
+    typed = as_report(report)
+    if typed.support is not None and typed.support.node_verdicts:
+        return {node.name: node.placement for node in typed.support.node_verdicts}
+    delegate = typed.performance.delegate if typed.performance is not None else None
+    if delegate is not None and delegate.ops:
+        return {op.name: op.unit for op in delegate.ops}
     return None
 
 
-def default_mode(report: Any) -> dict[str, Any] | None:
+def default_mode(report: BuildReport | Mapping[str, Any]) -> ModeEstimate | None:
     """The performance estimate in the target's default power mode, when the build has one."""
-    performance = as_dict(report).get("performance")
-    if not isinstance(performance, dict):
+    performance = as_report(report).performance
+    if performance is None or not performance.modes:
         return None
-    modes = performance.get("modes") or []
-    chosen = [m for m in modes if m.get("mode") == performance.get("default_mode")] or modes
-    return chosen[0] if chosen else None
+    return next((m for m in performance.modes if m.mode == performance.default_mode), performance.modes[0])
 
 
-def estimated_latency_ms(report: Any) -> float | None:
+def estimated_latency_ms(report: BuildReport | Mapping[str, Any]) -> float | None:
     """The target's estimated single-stream latency (ms) in its default power mode."""
     mode = default_mode(report)
-    return None if mode is None else mode.get("latency_ms")
+    return None if mode is None else mode.latency_ms
 
 
-def energy_mj(report: Any) -> float | None:
-    """The target's estimated energy per inference (mJ) in its default power mode."""
+def energy_mj(report: BuildReport | Mapping[str, Any]) -> float | None:
+    """The target's estimated energy per inference (mJ) in its default power mode (always a model estimate)."""
     mode = default_mode(report)
-    return None if mode is None else mode.get("energy_mj")
+    return None if mode is None else mode.energy_mj
 
 
-def deployed_latency_ms(report: Any) -> tuple[float, str] | None:
-    """The latency to compare targets by (ms) and where it comes from.
+def deployed_latency_ms(report: BuildReport | Mapping[str, Any]) -> tuple[float, str] | None:
+    """The latency to compare targets by (ms) and what it is.
 
-    The target's estimate when the build has one, else the host median of the
-    int8 TFLite artifact (the one edge runtimes deploy), else of any artifact.
+    The target's estimate when the build has one (labelled with its kind: vendor or model
+    estimate), else the host median of the int8 TFLite artifact (the one edge runtimes
+    deploy), else of any artifact (measured).
     """
-    estimate = estimated_latency_ms(report)
-    if estimate is not None:
-        return float(estimate), "estimate"
-    measured = as_dict(report).get("latency_ms") or {}
-    for key in ("model_int8.tflite", "model_int8.onnx", *measured):
+    typed = as_report(report)
+    mode = default_mode(typed)
+    if mode is not None:
+        return float(mode.latency_ms), mode.kind
+    measured = typed.latency_ms
+    for key in (*DEPLOYED_ORDER, *measured):
         if key in measured:
-            return float(measured[key]), f"host {key}"
+            return float(measured[key]), f"measured: host {key}"
     return None
 
 
-def best_int8_accuracy(report: Any) -> float | None:
+def best_int8_accuracy(report: BuildReport | Mapping[str, Any]) -> float | None:
     """The best int8 accuracy across formats (0..1), else the float accuracy."""
-    accuracy = as_dict(report).get("accuracy") or {}
-    int8 = accuracy.get("int8") or {}
-    return max(int8.values()) if int8 else accuracy.get("float")
+    accuracy = as_report(report).accuracy
+    if accuracy is None:
+        return None
+    return max(accuracy.int8.values()) if accuracy.int8 else accuracy.float
 
 
 @dataclass(frozen=True)
@@ -119,40 +105,14 @@ def _short(layer: str, limit: int = 40) -> str:
     return name if len(name) <= limit else "…" + name[-(limit - 1):]
 
 
-def _from_records(records: list[Any]) -> LayerScores | None:
-    sqnr = {f"{r.get('format', '')} {_short(r['layer'])}".strip(): float(r["isolated_sqnr_db"]) for r in records
-            if isinstance(r, dict) and isinstance(r.get("layer"), str)
-            and isinstance(r.get("isolated_sqnr_db"), int | float)}
-    if sqnr:
-        return LayerScores(sqnr, "SQNR with only this layer quantized (dB); lower = more sensitive", False)
-    found = {}
-    for item in records:
-        if not isinstance(item, dict):
-            continue
-        name = next((item[k] for k in ("layer", "name", "op") if isinstance(item.get(k), str)), None)
-        score = next((item[k] for k in ("sensitivity", "error", "mse", "score", "drop_points")
-                      if isinstance(item.get(k), int | float)), None)
-        if name is not None and score is not None:
-            found[_short(name)] = float(score)
-    return LayerScores(found, "sensitivity; higher = more sensitive", True) if found else None
-
-
-def layer_sensitivity(report: Any) -> LayerScores | None:
-    """Per-layer sensitivity from the ``quantization`` section, when the build recorded one.
-
-    Read: the ladder's per-layer SQNR (``sensitivity`` records with ``isolated_sqnr_db``), or
-    any ``layer → score`` mapping or list of ``{layer, score}`` records under a sensitivity key.
-    """
-    section = as_dict(report).get("quantization")
-    if not isinstance(section, dict):
+def layer_sensitivity(report: BuildReport | Mapping[str, Any]) -> LayerScores | None:
+    """Per-layer sensitivity from the ``quantization`` section: each layer's SQNR (dB) with only that layer
+    quantized, when the build recorded one."""
+    quantization = as_report(report).quantization
+    if quantization is None:
         return None
-    for key in ("sensitivity", "layer_sensitivity", "per_layer", "layers"):
-        value = section.get(key)
-        if isinstance(value, dict) and value and all(isinstance(v, int | float) for v in value.values()):
-            return LayerScores({_short(str(k)): float(v) for k, v in value.items()},
-                               "sensitivity; higher = more sensitive", True)
-        if isinstance(value, list) and value:
-            scores = _from_records(value)
-            if scores is not None:
-                return scores
-    return None
+    sqnr = {f"{r.format} {_short(r.layer)}": float(r.isolated_sqnr_db) for r in quantization.sensitivity
+            if r.isolated_sqnr_db is not None}
+    if not sqnr:
+        return None
+    return LayerScores(sqnr, "SQNR with only this layer quantized (dB); lower = more sensitive", False)

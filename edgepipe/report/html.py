@@ -14,7 +14,8 @@ from html import escape
 from pathlib import Path
 
 from edgepipe.report import extract, plots
-from edgepipe.report.schema import BuildReport
+from edgepipe.report.accuracy_stats import render_interval
+from edgepipe.report.schema import AccuracyInfo, BuildReport
 from edgepipe.report.summary import overall_verdict, write_text_atomic
 
 _CSS = """
@@ -26,7 +27,7 @@ table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
 th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}
 th{background:#f0f4f2}
 .pass{color:#0b6e4f;font-weight:600}.fail{color:#b42318;font-weight:600}.not-proven{color:#b54708;font-weight:600}
-.note{color:#57606a;font-style:italic}
+.note{color:#57606a;font-style:italic}.warn{color:#9a6700}
 figure{margin:0}svg{max-width:100%;height:auto}
 """
 
@@ -62,9 +63,9 @@ def _summary(reports: list[BuildReport]) -> str:
         rows.append(f"<tr><td>{escape(report.target)}</td><td>{_verdict(report.verdict)}</td>"
                     f"<td>{_pct(extract.best_int8_accuracy(report))}</td>"
                     f"<td>{'–' if latency is None else f'{latency[0]:.4g} ({escape(latency[1])})'}</td>"
-                    f"<td>{'–' if energy is None else f'{energy:.4g}'}</td>"
+                    f"<td>{'–' if energy is None else f'{energy:.4g} (model estimate)'}</td>"
                     f"<td>{escape(report.verdict_reason)}</td></tr>")
-    return ("<table><tr><th>target</th><th>verdict</th><th>int8 accuracy</th><th>latency (ms)</th>"
+    return ("<table><tr><th>target</th><th>verdict</th><th>int8 accuracy (measured)</th><th>latency (ms)</th>"
             "<th>energy (mJ)</th><th>reason</th></tr>" + "".join(rows) + "</table>")
 
 
@@ -78,8 +79,8 @@ def _pareto(reports: list[BuildReport]) -> str:
         return '<p class="note">No target has both an accuracy and a latency: nothing to plot.</p>'
     front = ", ".join(escape(p.target) for p in plots.pareto_front(points))
     return (f"<figure>{plots.pareto_svg(points)}</figure><p>Pareto front (no other target is both faster and "
-            f"more accurate): {front}. Latency is the target's estimate where the build has one, else the host "
-            f"median of the int8 TFLite model.</p>")
+            f"more accurate): {front}. Latency is the target's estimate (vendor or model estimate) where the build "
+            f"has one, else the measured host median of the int8 TFLite model; energy is a model estimate.</p>")
 
 
 #: Layers shown per sensitivity plot: the most sensitive ones.
@@ -122,20 +123,24 @@ def _placement(reports: list[BuildReport]) -> str:
     return f"<figure>{plots.placement_svg(counts)}</figure>{listing}"
 
 
+def _accuracy(acc: AccuracyInfo) -> str:
+    """The accuracy table (measured) with each drop's paired 95% interval, and the resolution warnings."""
+    rows = "".join(f"<tr><td>{escape(fmt)}</td><td>{_pct(acc.float_by_format.get(fmt, acc.float))}</td>"
+                   f"<td>{_pct(value)}</td><td>{acc.drop_points.get(fmt, 0.0):+.2f}</td>"
+                   f"<td>{render_interval(acc.drop_interval.get(fmt))}</td></tr>" for fmt, value in acc.int8.items())
+    warnings = "".join(f'<p class="warn">⚠ {escape(w)}</p>' for w in acc.resolution_warnings)
+    return (f"<table><caption>{escape(acc.kind)} on {acc.samples} samples</caption><tr><th>format</th>"
+            "<th>float</th><th>int8</th><th>drop (points)</th><th>drop 95% CI (paired)</th></tr>"
+            f"{rows}</table>{warnings}")
+
+
 def _target(report: BuildReport) -> str:
     rows = "".join(f"<tr><td>{escape(a.path)}</td><td>{a.format}</td><td>{a.precision}</td><td>{a.size_bytes:,}</td>"
                    f"<td>{report.latency_ms.get(a.path, float('nan')):.4f}</td></tr>" for a in report.artifacts)
-    accuracy = ""
-    if report.accuracy:
-        acc = report.accuracy
-        accuracy = "".join(f"<tr><td>{escape(fmt)}</td><td>{_pct(acc.float_by_format.get(fmt, acc.float))}</td>"
-                           f"<td>{_pct(value)}</td><td>{acc.drop_points.get(fmt, 0.0):+.2f}</td></tr>"
-                           for fmt, value in acc.int8.items())
-        accuracy = ("<table><tr><th>format</th><th>float</th><th>int8</th><th>drop (points)</th></tr>"
-                    f"{accuracy}</table>")
+    accuracy = _accuracy(report.accuracy) if report.accuracy else ""
     return (f'<h3 id="target-{escape(report.target)}">{escape(report.target)} — {_verdict(report.verdict)}</h3>'
             f"<p>{escape(report.verdict_reason)}</p>{_evidence(report)}{accuracy}<table><tr><th>file</th><th>format</th>"
-            f"<th>precision</th><th>size (bytes)</th><th>host latency p50 (ms)</th></tr>{rows}</table>")
+            f"<th>precision</th><th>size (bytes)</th><th>host latency p50 (ms, measured)</th></tr>{rows}</table>")
 
 
 def render_html(reports: list[BuildReport]) -> str:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from edgepipe.perf.render import render_performance_markdown
+from edgepipe.quantize.markdown import render_quantization
+from edgepipe.report.accuracy_stats import render_interval
+from edgepipe.report.custom_ops import render_custom_ops
 from edgepipe.report.label_free import render_label_free
 from edgepipe.report.schema import BuildReport
+from edgepipe.support.render import render_support_markdown
 
 
 def _pct(value: float | None) -> str:
@@ -24,20 +29,21 @@ def render_markdown(report: BuildReport) -> str:
         lines += render_label_free(report.accuracy.label_free)
     elif report.accuracy:
         acc = report.accuracy
-        lines += [f"## Accuracy ({acc.metric}, {acc.samples} evaluation samples, "
+        lines += [f"## Accuracy ({acc.metric}, {acc.kind} on {acc.samples} evaluation samples, "
                   f"threshold {acc.threshold_points:g} points)", "",
-                  "| format | float | int8 | drop (points) |", "|---|---|---|---|"]
+                  "| format | float | int8 | drop (points) | drop 95% CI (paired) |", "|---|---|---|---|---|"]
         for fmt, int8 in acc.int8.items():
             lines.append(f"| {fmt} | {_pct(acc.float_by_format.get(fmt, acc.float))} | {_pct(int8)} | "
-                         f"{acc.drop_points[fmt]:+.2f} |")
+                         f"{acc.drop_points[fmt]:+.2f} | {render_interval(acc.drop_interval.get(fmt))} |")
         lines.append("")
+        lines += [f"> ⚠️ {warning}" for warning in acc.resolution_warnings]
+        lines += [""] if acc.resolution_warnings else []
         if acc.label_free is not None:
             lines += render_label_free(acc.label_free)
     if report.quantization is not None:
-        from edgepipe.quantize.markdown import render_quantization
-
         lines += render_quantization(report.quantization)
-    lines += ["## Artifacts", "", "| file | format | precision | size (bytes) | host latency p50 [95% CI] (ms) |",
+    lines += ["## Artifacts", "",
+              "| file | format | precision | size (bytes) | host latency p50 [95% CI] (ms, measured) |",
               "|---|---|---|---|---|"]
     for art in report.artifacts:
         latency = report.latency_ms.get(art.path)
@@ -47,16 +53,10 @@ def render_markdown(report: BuildReport) -> str:
             shown += f" [{detail.ci_low_ms:.3f}, {detail.ci_high_ms:.3f}]"
         lines.append(f"| {art.path} | {art.format} | {art.precision} | {art.size_bytes:,} | {shown} |")
     if report.support is not None:
-        from edgepipe.support.render import render_support_markdown
-
         lines += ["", *render_support_markdown(report.support)]
     if report.performance is not None:
-        from edgepipe.perf.render import render_performance_markdown
-
         lines += ["", *render_performance_markdown(report.performance)]
     if report.custom_ops is not None and report.custom_ops.ops:
-        from edgepipe.report.custom_ops import render_custom_ops
-
         lines += ["", *render_custom_ops(report.custom_ops)]
     lines += ["", "## Stages", "", "| stage | status | time (s) | note |", "|---|---|---|---|"]
     for stage in report.stages:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Fixed salt for matplotlib's SVG element ids, so the same plot always gives the same bytes.
 _SVG_SALT = "edgepipe"
@@ -27,7 +31,7 @@ def pareto_front(points: list[TargetPoint]) -> list[TargetPoint]:
     return sorted(front, key=lambda p: p.latency_ms)
 
 
-def _svg(figure: object) -> str:
+def _svg(figure: Figure) -> str:
     import matplotlib
 
     buffer = io.StringIO()
@@ -37,7 +41,7 @@ def _svg(figure: object) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE: it is inlined in HTML
 
 
-def _figure(width: float, height: float) -> object:
+def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=100)
@@ -48,12 +52,13 @@ def pareto_svg(points: list[TargetPoint]) -> str:
     figure = _figure(6.4, 4.0)
     axes = figure.add_subplot()
     energies = [p.energy_mj for p in points]
-    have_energy = all(e is not None for e in energies)
-    colour: dict[str, object] = {"color": "tab:blue"}
+    known = [e for e in energies if e is not None]
+    have_energy = len(known) == len(energies)
+    colour: dict[str, Any] = {"color": "tab:blue"}
     if have_energy:
         from matplotlib.colors import LogNorm
 
-        wide = min(energies) > 0 and max(energies) > 20 * min(energies)
+        wide = min(known) > 0 and max(known) > 20 * min(known)
         colour = {"c": energies, "cmap": "viridis", **({"norm": LogNorm()} if wide else {})}
     scatter = axes.scatter([p.latency_ms for p in points], [p.accuracy_pct for p in points], s=90,
                            edgecolors="black", zorder=3, **colour)

@@ -7,8 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edgepipe.figures import MEASURED, FigureKind
 from edgepipe.perf.report import PerformanceReport
 from edgepipe.quantize.report import QuantizationReport
+from edgepipe.report.accuracy_stats import DropInterval
 from edgepipe.report.custom_ops import CustomOpsReport
 from edgepipe.report.label_free import LabelFreeInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
@@ -45,6 +47,11 @@ class AccuracyInfo(_Record):
         description="Float minus int8 accuracy per format, percentage points.")
     label_free: LabelFreeInfo | None = Field(
         None, description="Int8/converted outputs compared with float outputs, no labels needed (edgepipe.metrics).")
+    drop_interval: dict[str, DropInterval] = Field(
+        default_factory=dict, description="95% confidence interval of each format's drop, paired over the samples.")
+    resolution_warnings: list[str] = Field(
+        default_factory=list, description="Why the evaluation set cannot resolve the threshold, if it cannot.")
+    kind: FigureKind = Field(MEASURED, description="Accuracies are scored here with the real runtimes.")
 
 
 class LatencyDetail(_Record):
@@ -55,6 +62,7 @@ class LatencyDetail(_Record):
     init_ms: float
     ci_low_ms: float | None = Field(None, description="Lower bound of the 95% confidence interval of the median (ms).")
     ci_high_ms: float | None = Field(None, description="Upper bound of the 95% confidence interval of the median (ms).")
+    kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
 
 
 class StageInfo(_Record):

@@ -11,20 +11,18 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
 
 from edgepipe.report.custom_ops import CustomOpInfo, CustomOpsReport
-
-if TYPE_CHECKING:
-    from edgepipe.stages.per_target import TargetContext
+from edgepipe.stages.context import TargetContext
+from edgepipe.targets.profile import Format
 
 STANDARD_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
 
 def tflite_custom_ops(path: Path) -> Counter[tuple[str, str]]:
     """``(domain '', custom code) → node count`` of a TFLite file."""
-    from ai_edge_litert import schema_py_generated as schema
-    from ai_edge_litert.tools import flatbuffer_utils
+    from ai_edge_litert import schema_py_generated as schema  # heavy optional dependency (LiteRT)
+    from ai_edge_litert.tools import flatbuffer_utils  # heavy optional dependency (LiteRT)
 
     model = flatbuffer_utils.read_model(str(path))
     names = {}
@@ -57,7 +55,7 @@ def onnx_custom_ops(model: object) -> Counter[tuple[str, str]]:
 def custom_ops_stage(context: TargetContext) -> tuple[str, CustomOpsReport]:
     """``custom_ops``: the source model's custom ops, whether the host ran them and whether this target lists them."""
     model = context.inputs.model
-    fmt: Literal["onnx", "tflite"] = "onnx" if model.format == "onnx" else "tflite"
+    fmt: Format = "onnx" if model.format == "onnx" else "tflite"
     if model.format == "tflite":
         counts = tflite_custom_ops(model.path)
     elif model.format == "onnx":

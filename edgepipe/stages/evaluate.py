@@ -18,6 +18,8 @@ from edgepipe.errors import ToolFailed
 from edgepipe.evaluate import top1_accuracy
 from edgepipe.metrics.compare import compare, reference_of, run_outputs
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.metrics.paired import drops_by_format, resolution_warnings
+from edgepipe.report.accuracy_stats import DropInterval
 from edgepipe.report.label_free import LabelFreeInfo
 from edgepipe.report.schema import AccuracyInfo
 from edgepipe.stage_log import StageLog
@@ -75,7 +77,12 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
     if labelled:
         assert data.labels is not None
         scores = {key: top1_accuracy(out.arrays[0], data.labels) for key, out in outputs.items()}
+        correct = {key: out.arrays[0].reshape(len(data.labels), -1).argmax(axis=1) == data.labels
+                   for key, out in outputs.items()}
+        drops = drops_by_format(artifacts, correct)
         return AccuracyInfo(samples=len(data), label_free=label_free,
+                            drop_interval={fmt: DropInterval.of(d) for fmt, d in drops.items()},
+                            resolution_warnings=resolution_warnings(len(data), accuracy.max_drop_points, drops),
                             **_top1(artifacts, scores, accuracy.max_drop_points))  # type: ignore[arg-type]
     return AccuracyInfo(metric="label_free", samples=label_free.samples, threshold_points=accuracy.max_drop_points,
                         float=None, float_by_format={}, int8={}, drop_points={}, label_free=label_free)

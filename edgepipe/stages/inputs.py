@@ -9,7 +9,7 @@ from edgepipe.data import Dataset, check_calibration_varies, load_dataset
 from edgepipe.load import SourceModel, load_model
 from edgepipe.output import check_writable
 from edgepipe.stage_log import StageLog
-from edgepipe.targets import TargetProfile, load_profile
+from edgepipe.targets import TargetProfile, load_profiles
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def _num_classes(model: SourceModel) -> int | None:
 
 def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
     """Load the target profiles, the model and its data; any problem is a user error, nothing is written."""
-    targets = tuple(load_profile(name) for name in dict.fromkeys(config.targets))
+    targets = load_profiles(config.targets, config.targets_dir)
     with stages.stage("load"):
         model = load_model(config.model, input_shapes=config.input_shapes)
     calibration = evaluation = None

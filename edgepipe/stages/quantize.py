@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
+from edgepipe.config import BuildConfig
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
@@ -78,7 +79,7 @@ def _onnx_preparation(floats: list[Artifact], inputs: BuildInputs, scratch: Path
 
 
 def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
-            config: Any) -> tuple[list[Artifact], QuantizationReport]:
+            config: BuildConfig) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
     from edgepipe.quantize.settings import ladder_settings, optional_split, prepare_float_onnx
     from edgepipe.stages.evaluate import thresholds_of
@@ -105,7 +106,8 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
 
 
 def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, folder: Path, scratch: Path,
-                   stages: StageLog, config: Any = None) -> tuple[list[Artifact], QuantizationReport | None]:
+                   stages: StageLog, config: BuildConfig | None = None
+                   ) -> tuple[list[Artifact], QuantizationReport | None]:
     """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran.
 
     Only artifacts their runtime loads come back; every tool failure is in ``stages.failures``.
@@ -120,7 +122,7 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     report = None
     gated = (config is not None and inputs.evaluation is not None
              and inputs.model.format in ("keras", "savedmodel", "onnx"))
-    if gated:
+    if gated and config is not None:
         try:
             with stages.stage(STAGE, f"fallback ladder on {len(inputs.calibration)} calibration samples"), \
                     contained(ORT_QUANTIZER), contained(TFLITE_CONVERTER):

@@ -37,8 +37,8 @@ def render_table(report: SupportReport) -> str:
         reason = v.failed[0].detail if v.failed else ""
         lines.append(f"{v.index:>4}  {v.op[:22]:<22} {v.placement:<11} {reason}")
     lines += ["-" * 80, summary_line(report)]
-    for v in report.verification:
-        lines.append(_verification_rows([v])[0].strip("| ").replace(" | ", " — "))
+    for check in report.verification:
+        lines.append(_verification_rows([check])[0].strip("| ").replace(" | ", " — "))
     return "\n".join(lines)
 
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from edgepipe.artifacts import Artifact
+from edgepipe.stages.context import TargetContext
 from edgepipe.support.check import check_model
 from edgepipe.support.report import SupportReport
-
-if TYPE_CHECKING:
-    from edgepipe.artifacts import Artifact
-    from edgepipe.stages.per_target import TargetContext
-    from edgepipe.targets.profile import TargetProfile
+from edgepipe.targets.profile import TargetProfile
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +18,7 @@ def deployed_artifact(profile: TargetProfile, artifacts: tuple[Artifact, ...]) -
     wanted = profile.artifact
     same_format = [a for a in artifacts if a.format == wanted.format]
     exact = [a for a in same_format if a.precision == wanted.precision]
-    return (exact or same_format or [None])[0]
+    return next(iter(exact or same_format), None)
 
 
 def support_stage(context: TargetContext) -> tuple[str, SupportReport | None]:

@@ -132,7 +132,7 @@ class TargetProfile(_Strict):
     device_class: Literal["cpu", "gpu", "npu"] = Field(description="What kind of processor runs the model.")
     sources: list[str] = Field(default_factory=list, description="Public documents the facts come from.")
     deploy_formats: list[Format] = Field(
-        default_factory=lambda: ["onnx", "tflite"], description="Artifact formats this target deploys.")
+        default_factory=lambda: list[Format](["onnx", "tflite"]), description="Artifact formats this target deploys.")
     abstract: bool = Field(False, description="A family base for `inherit`, not a target to build for.")
     checked_artifact: CheckedArtifact | None = Field(
         None, description="The artifact the support check reads; None: the first deploy format, int8.")

@@ -1,27 +1,60 @@
-"""Finding and loading target profiles, with ``inherit`` and strict validation."""
+"""Finding and loading target profiles, with ``inherit`` and strict validation.
+
+Profiles are searched, first match wins, in: the user's folders (``targets_dir`` in the
+config, ``--targets-dir`` on the command line: :func:`use_profile_dirs`), then
+``$EDGEPIPE_TARGETS_PATH``, then the built-in profiles (package data in a wheel, the
+checkout's ``targets/`` otherwise: :mod:`edgepipe.resources`).
+"""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from edgepipe.config import PROJECT_ROOT, format_validation_error
+from edgepipe.config import format_validation_error
 from edgepipe.errors import ProfileError
+from edgepipe.resources import bundled
 from edgepipe.targets.profile import TargetProfile
 
 #: Extra folders of profiles, separated by ``os.pathsep``; searched before the bundled ``targets/``.
 TARGETS_PATH_ENV = "EDGEPIPE_TARGETS_PATH"
-BUNDLED_TARGETS = PROJECT_ROOT / "targets"
+BUNDLED_TARGETS = bundled("targets")
+
+_user_dirs: ContextVar[tuple[Path, ...]] = ContextVar("edgepipe_profile_dirs", default=())
+
+
+@contextmanager
+def use_profile_dirs(folders: Iterable[Path | None]) -> Iterator[None]:
+    """Search ``folders`` (``None`` entries skipped) before every other profile folder inside the block."""
+    given = tuple(Path(f) for f in folders if f is not None)
+    missing = [f for f in given if not f.is_dir()]
+    if missing:
+        raise ProfileError("targets folder not found", path=missing[0],
+                           fix="Point targets_dir / --targets-dir at a folder of <name>.toml profiles")
+    token = _user_dirs.set(given + _user_dirs.get())
+    try:
+        yield
+    finally:
+        _user_dirs.reset(token)
 
 
 def profile_dirs() -> list[Path]:
     """Folders searched for ``<name>.toml``, first match wins."""
     extra = [Path(p) for p in os.environ.get(TARGETS_PATH_ENV, "").split(os.pathsep) if p]
-    return [*extra, BUNDLED_TARGETS]
+    return [*_user_dirs.get(), *extra, BUNDLED_TARGETS]
+
+
+def load_profiles(names: Iterable[str], folder: Path | None = None) -> tuple[TargetProfile, ...]:
+    """The profiles ``names`` (each once, in order), searching the user's ``folder`` first."""
+    with use_profile_dirs([folder]):
+        return tuple(load_profile(name) for name in dict.fromkeys(names))
 
 
 def available_targets(include_abstract: bool = False) -> list[str]:

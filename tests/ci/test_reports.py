@@ -7,17 +7,19 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
 import xmlschema
 
 from edgepipe.config import GateConfig
+from edgepipe.perf.report import ModeEstimate, PerformanceReport
+from edgepipe.quantize.report import LayerSensitivity, QuantizationReport
 from edgepipe.report import extract
 from edgepipe.report.html import render_html
 from edgepipe.report.junit import render_junit
 from edgepipe.report.schema import SCHEMA_VERSION, BuildReport
+from edgepipe.support.report import NodeVerdict, SupportReport
 from tests.ci.conftest import XSD, Build, edgepipe
 
 OWN_CHECKS = ["int8 artifact", "accuracy gate", "compatibility", "op support", "latency budget"]
@@ -115,21 +117,17 @@ def test_json_output_is_only_json(cached_build: Build) -> None:
     assert Path(document["outputs"]["host-cpu"]).name == "host-cpu"
 
 
-class ExtendedReport(BuildReport):
-    """A report with the optional sections other stages add, as plain data."""
-
-    support: dict[str, Any] | None = None
-    performance: dict[str, Any] | None = None
-    quantization: dict[str, Any] | None = None
-
-
-def _extended(report: BuildReport, target: str, latency: float, energy: float, cpu_ops: int) -> ExtendedReport:
-    ops = [{"name": f"op{i}", "placement": "cpu" if i < cpu_ops else "accelerator"} for i in range(6)]
-    sections = {"target": target, "support": {"node_verdicts": ops},
-                "performance": {"default_mode": "nominal",
-                                "modes": [{"mode": "nominal", "latency_ms": latency, "energy_mj": energy}]},
-                "quantization": {"sensitivity": {"conv2d": 0.4, "conv2d_1": 0.1, "logits": 0.05}}}
-    return ExtendedReport(**(report.model_dump() | sections))
+def _extended(report: BuildReport, target: str, latency: float, energy: float, cpu_ops: int) -> BuildReport:
+    """``report`` as another target with the typed optional sections other stages add."""
+    nodes = [NodeVerdict(index=i, name=f"op{i}", op="CONV_2D", placement="cpu" if i < cpu_ops else "accelerator")
+             for i in range(6)]
+    mode = ModeEstimate.model_construct(mode="nominal", latency_ms=latency, energy_mj=energy, kind="model estimate")
+    layers = [LayerSensitivity(format="onnx", layer=name, op="Conv", isolated_sqnr_db=sqnr)
+              for name, sqnr in (("conv2d", 12.0), ("conv2d_1", 30.0), ("logits", 41.0))]
+    return report.model_copy(update={
+        "target": target, "support": SupportReport.model_construct(node_verdicts=nodes),
+        "performance": PerformanceReport.model_construct(default_mode="nominal", modes=[mode], delegate=None),
+        "quantization": QuantizationReport.model_construct(sensitivity=layers)})
 
 
 def test_html_has_every_plot_and_no_network(first_build: Build) -> None:
@@ -163,23 +161,3 @@ def test_html_of_a_real_build_uses_what_the_report_has(first_build: Build) -> No
         assert "no support check ran" in sections["placement"]
     else:
         assert "<svg" in sections["placement"]
-
-
-def test_sensitivity_reads_the_ladders_per_layer_sqnr() -> None:
-    records = [{"format": "onnx", "layer": "Conv__13", "op": "Conv", "isolated_sqnr_db": 40.5},
-               {"format": "tflite", "layer": "a;b;model/logits/MatMul", "op": "FC", "isolated_sqnr_db": 22.0}]
-    scores = extract.layer_sensitivity({"quantization": {"sensitivity": records}})
-    assert scores is not None and not scores.higher_is_worse and "dB" in scores.label
-    assert scores.values == {"onnx Conv__13": 40.5, "tflite model/logits/MatMul": 22.0}
-    assert extract.layer_sensitivity({"quantization": {"sensitivity": []}}) is None
-    assert extract.layer_sensitivity({}) is None
-
-
-def test_placement_reads_support_records_or_the_delegate_estimate() -> None:
-    support = {"support": {"node_verdicts": [{"name": "conv", "placement": "accelerator"},
-                                             {"name": "softmax", "placement": "cpu"}]}}
-    assert extract.placements(support) == {"conv": "accelerator", "softmax": "cpu"}
-    delegate = {"performance": {"delegate": {"ops": [{"name": "conv", "unit": "accelerator"},
-                                                     {"name": "pad", "unit": "cpu"}]}}}
-    assert extract.placements(delegate) == {"conv": "accelerator", "pad": "cpu"}
-    assert extract.placements({"support": None}) is None

@@ -1,0 +1,81 @@
+"""Benchmark results into docs: each script owns a section between markers, with date, machine and runs.
+
+    <!-- BEGIN build_overhead.py: written by benchmarks/build_overhead.py, do not edit by hand -->
+    ...
+    <!-- END build_overhead.py -->
+
+A script replaces only its own section (appended at the end when the doc has none yet), so the numbers
+in docs/BENCHMARKS.md and docs/PERFORMANCE.md are always what a script measured, never copied by hand.
+Every section starts with :func:`provenance`: when, on what machine, how many runs.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import statistics
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
+PERFORMANCE_MD = ROOT / "docs" / "PERFORMANCE.md"
+
+
+def _begin(name: str) -> str:
+    script = name.split(":")[0]
+    return f"<!-- BEGIN {name}: written by benchmarks/{script}, do not edit by hand -->"
+
+
+def _end(name: str) -> str:
+    return f"<!-- END {name} -->"
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name (Linux /proc/cpuinfo), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """One line: CPU, cores, OS, Python, and the 1-minute load average now (other jobs on a shared host)."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}, "
+            f"Python {platform.python_version()}, load average {load:.1f}")
+
+
+def provenance(script: str, runs: str) -> str:
+    """``Measured <date> by benchmarks/<script> on <machine>; runs: <runs>.`` — the first line of every section."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"_Measured {stamp} by `benchmarks/{script}` on {machine()}; runs: {runs}._"
+
+
+def spread(values: Sequence[float], fmt: str = "{:.3g}") -> str:
+    """``min / median / max`` of ``values``."""
+    return " / ".join(fmt.format(v) for v in (min(values), statistics.median(values), max(values)))
+
+
+def write_section(doc: Path, name: str, body: str) -> None:
+    """Put ``body`` between the markers of section ``name`` in ``doc`` (appended when they are not there yet)."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else ""
+    block = f"{_begin(name)}\n{body.strip()}\n{_end(name)}"
+    pattern = re.compile(re.escape(_begin(name)) + r".*?" + re.escape(_end(name)), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    doc.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def read_section(doc: Path, name: str) -> str | None:
+    """The body of section ``name`` in ``doc``, or ``None`` when it has none."""
+    match = re.search(re.escape(_begin(name)) + r"\n(.*?)\n" + re.escape(_end(name)),
+                      doc.read_text(encoding="utf-8"), re.S)
+    return match.group(1) if match else None

@@ -1,0 +1,28 @@
+"""What a per-target stage reads: :class:`TargetContext`, below every stage so no stage imports the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgepipe.artifacts import Artifact
+from edgepipe.stage_log import StageLog
+from edgepipe.stages.inputs import BuildInputs
+from edgepipe.targets import TargetProfile
+
+
+@dataclass(frozen=True)
+class TargetContext:
+    """What a per-target stage may read: the validated inputs, the target, the artifacts and its output folder."""
+
+    inputs: BuildInputs
+    target: TargetProfile
+    artifacts: tuple[Artifact, ...]
+    folder: Path
+    stages: StageLog
+
+
+#: A per-target stage: ``context -> (report field name, section)``.
+TargetStage = Callable[[TargetContext], tuple[str, Any]]
