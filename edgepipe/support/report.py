@@ -44,7 +44,7 @@ class Verification(_Record):
     """How edgepipe's placement compares with a vendor toolchain's, op by op."""
 
     tool: str = Field(description="e.g. 'vela ethos-u55-128', 'qnn-htp-emulator'.")
-    status: Literal["ran", "not installed", "failed"]
+    status: Literal["ran", "not installed", "failed", "compile_failed"]
     detail: str = ""
     compared: int = Field(0, description="Ops placed by both.")
     agree: int = 0
