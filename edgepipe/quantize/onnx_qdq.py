@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.data import Dataset
+from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ def preprocess(float_path: Path, out_path: Path) -> Path:
 
     if not out_path.exists():
         quant_pre_process(str(float_path), str(out_path), skip_symbolic_shape=False)
+        restore_native_ops(float_path, out_path)  # HardSwish stays HardSwish (NPUs run it natively)
     return out_path
 
 

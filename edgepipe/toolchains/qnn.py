@@ -5,10 +5,12 @@ architecture and SoC (``vendor_tool = "qnn --htp-arch 73 --soc-model 43"``); wit
 defaults fail to finalize many real graphs (``QNN_COMMON_ERROR_MEM_ALLOC``). A session that cannot be created
 is a ``compile_failed`` result with ONNX Runtime's message.
 
-Matching: ONNX Runtime's layout transformation renames some nodes (``NAME_token_N``, ``NAME/duplicated``); the
-suffix is undone and the node matched by name. A node ONNX Runtime duplicated and split between the HTP and the
-CPU counts as CPU (the CPU executes a copy of it). A node of edgepipe's graph that ONNX Runtime did not report,
-or a node it reports that edgepipe's graph lacks, is *unmatched*: a disagreement, never guessed.
+Matching: the emulator compiles a copy of the model whose nodes carry edgepipe's names. ONNX Runtime's layout
+transformation renames some nodes (``NAME_token_N``, ``NAME/duplicated``); the suffix is undone and the node
+matched by name. A node ONNX Runtime duplicated and split between the HTP and the CPU counts as CPU (the CPU
+executes a copy of it). A node it recreated under a generic name is paired with an unmatched node of the same
+op type (see :func:`vendor_placement`). A node of edgepipe's graph that is still unmatched has no vendor
+placement: a disagreement, never guessed from its neighbours.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
+from edgepipe.toolchains.onnx_names import named_copy
 
 EP = "QNNExecutionProvider"
 _RENAMED = re.compile(r"(_token_\d+|/duplicated.*)$")
@@ -32,19 +35,37 @@ _PROVIDER_KEYS = {"htp-arch": "htp_arch", "soc-model": "soc_model", "vtcm-mb": "
                   "htp-performance-mode": "htp_performance_mode"}
 
 
-def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str, Placement], dict[str, Placement],
-                                                                      int]:
-    """(placement by edgepipe node name, placement of the names edgepipe's graph lacks, nodes split in two)."""
+def _base(name: str) -> str:
+    return _RENAMED.sub("", name)
+
+
+def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str, Placement], dict[str, float]]:
+    """Placement by edgepipe node name, and the matching figures.
+
+    ``placed`` rows are [node name, op type, EP]. A node ONNX Runtime recreated under a generic name (its op
+    type, as its layout transformation names the Q/DQ and Transpose nodes it writes) is paired, in order,
+    with an edgepipe node of the same op type that matched nothing by name (``rematched_by_op``); the
+    generic nodes left over were inserted by ONNX Runtime (``inserted_nodes``) and are no model nodes.
+    """
     eps: dict[str, set[str]] = {}
-    for name, ep in placed:
-        eps.setdefault(_RENAMED.sub("", name), set()).add(ep)
+    generic: dict[str, list[str]] = {}
     names = {node.name for node in graph.nodes}
-    placement: dict[str, Placement] = {}
-    unmatched: dict[str, Placement] = {}
-    for name, where in eps.items():
-        (placement if name in names else unmatched)[name] = "accelerator" if where == {EP} else "cpu"
-    split = sum(1 for where in eps.values() if len(where) > 1)
-    return placement, unmatched, split
+    for name, op, ep in placed:
+        base = _base(name)
+        if base in names:
+            eps.setdefault(base, set()).add(ep)
+        else:
+            generic.setdefault(op, []).append(ep)
+    placement: dict[str, Placement] = {n: "accelerator" if where == {EP} else "cpu" for n, where in eps.items()}
+    rematched = 0
+    for node in graph.nodes:
+        spare = generic.get(node.op)
+        if node.name not in placement and spare:
+            placement[node.name] = "accelerator" if spare.pop(0) == EP else "cpu"
+            rematched += 1
+    figures = {"split_nodes": float(sum(1 for where in eps.values() if len(where) > 1)),
+               "rematched_by_op": float(rematched), "inserted_nodes": float(sum(map(len, generic.values())))}
+    return placement, figures
 
 
 class QnnHtp(Toolchain):
@@ -70,7 +91,7 @@ class QnnHtp(Toolchain):
 
     def probe(self, model: Path, options: dict[str, str], run: bool) -> dict[str, Any]:
         """The child's JSON answer; ``OSError`` when the child crashed or answered nothing."""
-        request = {"model": str(Path(model).resolve()), "run": run,
+        request = {"model": str(Path(model).resolve()), "run": run,  # the named copy (see compile_impl)
                    "provider_options": {_PROVIDER_KEYS[k]: v for k, v in options.items()}}
         proc = subprocess.run([sys.executable, "-m", "edgepipe.toolchains.qnn_child"], input=json.dumps(request),
                               capture_output=True, text=True, timeout=self.timeout_s, check=False)
@@ -85,10 +106,10 @@ class QnnHtp(Toolchain):
 
     def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         tool = self.label(options)
-        probed = self.probe(model, options, self.run_outputs)
+        probed = self.probe(named_copy(model, graph, workdir / "named.onnx"), options, self.run_outputs)
         if probed["status"] != "compiled":
             return CompileResult(tool=tool, status="compile_failed",
                                  detail=f"the QNN HTP compiler could not compile this graph: {probed['detail']}")
-        placement, unmatched, split = vendor_placement(graph, probed["placed"])
-        extra: dict[str, float | str] = {"split_nodes": float(split), **probed.get("outputs", {})}
-        return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
+        placement, figures = vendor_placement(graph, probed["placed"])
+        extra: dict[str, float | str] = {**figures, **probed.get("outputs", {})}
+        return CompileResult(tool=tool, status="compiled", placement=placement, extra=extra)

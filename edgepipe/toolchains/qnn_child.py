@@ -46,8 +46,8 @@ def htp_session(model: Path, provider_options: dict[str, str]) -> ort.InferenceS
 
 
 def assignment(session: ort.InferenceSession) -> list[list[str]]:
-    """[node name as ORT names it, execution provider] for every node ORT placed."""
-    return [[node.name, subgraph.ep_name] for subgraph in session.get_provider_graph_assignment_info()
+    """[node name as ORT names it, op type, execution provider] for every node ORT placed."""
+    return [[node.name, node.op_type, subgraph.ep_name] for subgraph in session.get_provider_graph_assignment_info()
             for node in subgraph.get_nodes()]
 
 

@@ -20,12 +20,12 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-import onnx
 
 from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
 from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
+from edgepipe.toolchains.onnx_names import named_copy
 from edgepipe.toolchains.venv import ManagedEnv
 
 RUNNER = Path(__file__).with_name("rknn_runner.py")
@@ -39,15 +39,6 @@ ENV = ManagedEnv(
                   "scipy==1.14.1", "opencv-python-headless==4.10.0.84", "fast-histogram==0.14",
                   "psutil==7.0.0", "ruamel.yaml==0.18.10", "tqdm==4.67.1", "setuptools==69.5.1"),
 )
-
-
-def named_copy(model: Path, graph: OpGraph, out: Path) -> Path:
-    """``model`` with every node named as edgepipe names it (unnamed nodes get ``OP_INDEX``)."""
-    proto = onnx.load(str(model))
-    for node, ours in zip(proto.graph.node, graph.nodes, strict=False):
-        node.name = ours.name
-    onnx.save(proto, str(out))
-    return out
 
 
 def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:

@@ -295,3 +295,17 @@ def test_transpose_axes_product_max(tmp_path: Path) -> None:
         False, "Transpose product of 3 axes 87808 > 65536")
     node, graph = single(tmp_path, "Transpose", [[1, 1, 8, 16, 32]], [1, 1, 16, 8, 32], perm=[0, 1, 3, 2, 4])
     assert verdict("transpose_axes_product_max", node, graph, 65536)[0]
+
+
+def test_variable_data_dtypes(tmp_path: Path) -> None:
+    from tests.verify.models import variable_tflite
+
+    from edgepipe.support.tflite_reader import read_tflite
+
+    int8 = read_tflite(variable_tflite(tmp_path / "int8.tflite"))
+    flt = read_tflite(variable_tflite(tmp_path / "float.tflite", int8_state=False))
+    allowed = ["int8", "int16"]
+    for op in ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"):
+        assert verdict("variable_data_dtypes", next(n for n in int8.nodes if n.op == op), int8, allowed)[0]
+        ok, detail = verdict("variable_data_dtypes", next(n for n in flt.nodes if n.op == op), flt, allowed)
+        assert not ok and "is float32, not one of int8, int16" in detail, detail
