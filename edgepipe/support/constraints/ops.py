@@ -160,3 +160,29 @@ def variable_data_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Ve
     if bad:
         return False, f"{node.op} variable data '{bad[0].name}' is {bad[0].dtype}, not one of {', '.join(allowed)}"
     return True, "variable data ok"
+
+
+@constraint
+def feeds_none_of(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Feeds none of {param} (ONNX Runtime puts a DequantizeLinear into the QDQ node unit of every op it feeds,
+    duplicating it when it feeds several; the copy in the unit of an op the accelerator does not run runs on
+    the CPU)."""
+    consumers = graph.consumers()
+    for tensor in node.outputs:
+        for index in consumers.get(tensor.name, []):
+            user = graph.nodes[index]
+            if user.op in ops:
+                return False, f"{node.op} feeds {user.op} '{user.name}', whose QDQ node unit runs on the CPU"
+    return True, "feeds accelerator ops"
+
+
+@constraint
+def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Does not read the output of one of {param} (a QuantizeLinear closes the QDQ node unit of the op that
+    writes its input, and runs where that unit runs)."""
+    producers = graph.producers()
+    for tensor in node.activations_in:
+        if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
+            writer = graph.nodes[producers[tensor.name]]
+            return False, f"{node.op} quantizes the output of {writer.op} '{writer.name}', which runs on the CPU"
+    return True, "written by an accelerator op"
