@@ -120,7 +120,7 @@ class Rknn(Toolchain):
         """(the runner's JSON answer, the compiler's native log); ``OSError`` when the environment broke."""
         answer_path = workdir / "answer.json"
         request = {**request, "answer": str(answer_path)}
-        proc = subprocess.run([str(self.env.python), str(RUNNER)], input=json.dumps(request), capture_output=True,
+        proc = subprocess.run([str(self.env.python), "-I", str(RUNNER)], input=json.dumps(request), capture_output=True,
                               text=True, timeout=self.timeout_s, check=False, cwd=workdir,
                               env={**os.environ, "RKNN_LOG_LEVEL": "4"})
         if not answer_path.is_file():
