@@ -39,7 +39,8 @@ from edgepipe.toolchains.registry import toolchain_for  # noqa: E402
 from edgepipe.verify import vendor_verification  # noqa: E402
 
 TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
-BUILD_TARGETS = ["mobile-npu", "ethos-u55", "ethos-u85", "edge-box-npu"]
+#: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).
+BUILD_TARGET = {"rk3588": "edge-box-npu", "rk3576": "edge-box-npu"}
 START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
 log = logging.getLogger("agreement")
 
@@ -72,10 +73,12 @@ def artifacts(folder: Path) -> dict[tuple[str, str], Path]:
     return found
 
 
-def build(name: str, zoo: Path, out: Path) -> None:
+def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
     """`edgepipe build` of one zoo model for the targets whose artifacts the agreement reads."""
-    command = [sys.executable, "-m", "edgepipe", "build", "-c", str(zoo / name / "edgepipe.toml"), "-o", str(out),
-               "--no-cache", "-q", *[a for t in BUILD_TARGETS for a in ("-t", t)]]
+    builds = dict.fromkeys(BUILD_TARGET.get(t, t) for t in targets)
+    command = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))",
+               "build", "-c", str(zoo / name / "edgepipe.toml"), "-o", str(out), "--no-cache", "-q",
+               *[a for t in builds for a in ("-t", t)]]
     proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent)
     log.info("build %s: exit %d %s", name, proc.returncode, proc.stderr.strip()[-300:])
 
@@ -171,20 +174,21 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
     wanted = [m for m in args.models.split(",") if m] or list(listed)
+    chosen = args.targets.split(",")
     rows: list[Row] = []
     for name in wanted:
-        folder = args.builds / name
+        folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
-            build(name, args.zoo, folder)
+            build(name, args.zoo, folder, targets)
         found = artifacts(folder) if folder.exists() else {}
-        for target in args.targets.split(","):
-            row = measure(name, listed[name], target, found)
+        for target in targets:
+            row = measure(name, listed[name]["role"], target, found)
             log.info("%-20s %-10s %-15s %5d/%-5d %s", name, target, row.status, row.agree, row.compared,
                      row.detail[:120])
             rows.append(row)
     versions = {}
-    for target in args.targets.split(","):
+    for target in chosen:
         found_tool = toolchain_for(load_profile(target))
         if found_tool:
             versions[found_tool[0].name] = found_tool[0].version() or "not installed"

@@ -49,7 +49,7 @@ def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
         if not tensor.static or tensor.shape is None:
             raise ValueError(f"input '{tensor.name}' has dynamic shape {tensor.shape}; RKNN needs static shapes")
         path = folder / f"input_{index}.npy"
-        np.save(path, rng.random(tensor.shape, dtype=np.float32))
+        np.save(path, rng.random([int(d) for d in tensor.shape if d is not None], dtype=np.float32))
         paths.append(str(path))
     return paths
 

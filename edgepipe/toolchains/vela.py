@@ -21,7 +21,7 @@ from pathlib import Path
 
 from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
-from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
+from edgepipe.toolchains.base import CompileResult, CompileStatus, Toolchain, last_line
 
 _WARNING = re.compile(r"^Warning \(supported operators\) operator: (\S+), ofm: '(.+)'")
 _ASYMMETRIC = re.compile(r"^Warning: Op (\S+) '(.+)' has asymmetric weights\. To run the operator on Ethos-U")
@@ -129,7 +129,7 @@ class Vela(Toolchain):
                               timeout=self.timeout_s, cwd=out, check=False)
         if proc.returncode != 0:
             output = proc.stderr + proc.stdout
-            status = "failed" if "Traceback" in output else "compile_failed"
+            status: CompileStatus = "failed" if "Traceback" in output else "compile_failed"
             return CompileResult(tool=tool, status=status, detail=f"vela: {last_line(output)}")
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)
         names = {node.name for node in graph.nodes}

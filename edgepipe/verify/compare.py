@@ -9,16 +9,19 @@ CPU, unmatched ones included), ``edgepipe_cpu`` and ``both_cpu``, from which CPU
 
 from __future__ import annotations
 
+from typing import Literal
+
 from edgepipe.support.report import OpAgreement, SupportReport, Verification
 from edgepipe.toolchains.base import CompileResult
 
-_STATUS = {"compiled": "ran", "compile_failed": "compile_failed", "failed": "failed",
-           "not installed": "not installed"}
+VerificationStatus = Literal["ran", "not installed", "failed", "compile_failed"]
+_STATUS: dict[str, VerificationStatus] = {"compiled": "ran", "compile_failed": "compile_failed", "failed": "failed",
+                                          "not installed": "not installed"}
 
 
 def compare(report: SupportReport, result: CompileResult) -> Verification:
     """The vendor's placement against ``report``'s, or the reason there is none."""
-    verification = Verification(tool=result.tool, status=_STATUS[result.status], detail=result.detail,  # type: ignore[arg-type]
+    verification = Verification(tool=result.tool, status=_STATUS[result.status], detail=result.detail,
                                 extra={**result.extra, **result.estimate})
     if result.status != "compiled":
         return verification

@@ -298,9 +298,8 @@ def test_transpose_axes_product_max(tmp_path: Path) -> None:
 
 
 def test_variable_data_dtypes(tmp_path: Path) -> None:
-    from tests.verify.models import variable_tflite
-
     from edgepipe.support.tflite_reader import read_tflite
+    from tests.verify.models import variable_tflite
 
     int8 = read_tflite(variable_tflite(tmp_path / "int8.tflite"))
     flt = read_tflite(variable_tflite(tmp_path / "float.tflite", int8_state=False))

@@ -34,11 +34,11 @@ def rknn_installed() -> Rknn:
 
 
 LAYER_LOG = """\
-D RKNN: [02:14:24.774] ID   OpType             DataType Target InputShape     OutputShape   Cycles(DDR/NPU/Total)    RW(KB)       FullName
-D RKNN: [02:14:24.774] 0    InputOperator      INT8     CPU    \\              (1,3,48,192)  0/0/0                    0            InputOperator:x
-D RKNN: [02:14:24.774] 1    ConvHardSwish      INT8     NPU    (1,3,48,192),(8,3,3,3),(8)   (1,8,24,96)   2787/20736/20736   28   Conv:conv1
-D RKNN: [02:14:24.774] 2    ConvAdd            INT8     NPU    (1,8,24,96),(8,8,1,1),(8)   (1,8,24,96)   3134/9216/9216   36   Conv:conv2_ConvAdd
-D RKNN: [02:14:24.774] 3    Transpose          INT8     CPU    (1,8,24,96)   (1,24,96,8)   0/0/0   0   Transpose:transpose
+D RKNN: [02:14:24.774] ID OpType DataType Target InputShape OutputShape Cycles(DDR/NPU/Total) RW(KB) FullName
+D RKNN: [02:14:24.774] 0 InputOperator INT8 CPU \\ (1,3,48,192) 0/0/0 0 InputOperator:x
+D RKNN: [02:14:24.774] 1 ConvHardSwish INT8 NPU (1,3,48,192),(8,3,3,3),(8) (1,8,24,96) 2787/20736/20736 28 Conv:conv1
+D RKNN: [02:14:24.774] 2 ConvAdd INT8 NPU (1,8,24,96),(8,8,1,1),(8) (1,8,24,96) 3134/9216/9216 36 Conv:conv2_ConvAdd
+D RKNN: [02:14:24.774] 3 Transpose INT8 CPU (1,8,24,96) (1,24,96,8) 0/0/0 0 Transpose:transpose
 W RKNN: [02:14:24.700] Transpose will fallback to CPU, because input shape has exceeded the max limit
 """
 
