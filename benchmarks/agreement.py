@@ -63,11 +63,11 @@ class Row:
     detail: str = ""
 
 
-def artifacts(folder: Path) -> dict[tuple[str, str], Path]:
-    """(format, precision) -> the artifact `edgepipe build` wrote under ``folder``."""
+def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
+    """(format, precision) -> the artifact `edgepipe build` wrote for ``build_target`` under ``folder``."""
     found: dict[tuple[str, str], Path] = {}
-    for path in sorted(folder.rglob("*")):
-        if path.suffix in (".onnx", ".tflite") and "cache" not in path.parts[-3:]:
+    for path in sorted(folder.glob(f"*/{build_target}/*")):
+        if path.suffix in (".onnx", ".tflite"):
             precision = "int8" if "int8" in path.stem else "fp32"
             found.setdefault((path.suffix[1:], precision), path)
     return found
@@ -181,8 +181,8 @@ def main() -> None:
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
             build(name, args.zoo, folder, targets)
-        found = artifacts(folder) if folder.exists() else {}
         for target in targets:
+            found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
             row = measure(name, listed[name]["role"], target, found)
             log.info("%-20s %-10s %-15s %5d/%-5d %s", name, target, row.status, row.agree, row.compared,
                      row.detail[:120])

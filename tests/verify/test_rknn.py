@@ -19,6 +19,8 @@ from edgepipe.toolchains.rknn import Rknn
 from edgepipe.verify import vendor_verification
 from tests.verify.models import conv_net_onnx
 
+pytestmark = pytest.mark.toolchain
+
 EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
 
 
