@@ -70,6 +70,8 @@ def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
         if path.suffix in (".onnx", ".tflite"):
             precision = "int8" if "int8" in path.stem else "fp32"
             found.setdefault((path.suffix[1:], precision), path)
+    for path in sorted(folder.glob("*/*/model.onnx")):  # the float export is one file for every target
+        found.setdefault(("onnx", "fp32"), path)
     return found
 
 

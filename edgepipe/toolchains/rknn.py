@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from edgepipe.toolchains.onnx_names import named_copy
 from edgepipe.toolchains.venv import ManagedEnv
 
 RUNNER = Path(__file__).with_name("rknn_runner.py")
+#: A row of the accuracy analysis: "[OpType] tensor name   entire cos | euc   single cos | euc".
+_ACCURACY_ROW = re.compile(r"^(\[\S+\] .+?)\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+$")
 
 #: The pinned environment. rknn-toolkit2 itself goes in without its declared dependencies so that the
 #: headless OpenCV build (no libGL needed) stands in for ``opencv-python``; everything else is pinned here.
@@ -160,9 +163,9 @@ def accuracy_figures(text: str) -> dict[str, float | str]:
     """Summary of the simulator's per-layer accuracy analysis: worst and output cosine, worst layer."""
     rows = []
     for line in text.splitlines():
-        parts = line.split()
-        if line.startswith("[") and len(parts) == 8 and parts[3] == parts[6] == "|":
-            rows.append((f"{parts[0]} {parts[1]}", float(parts[2]), float(parts[5])))
+        row = _ACCURACY_ROW.match(line.strip())
+        if row:
+            rows.append((row.group(1), float(row.group(2)), float(row.group(3))))
     if not rows:
         return {}
     worst = sorted(rows, key=lambda r: r[2])[:10]

@@ -15,7 +15,7 @@ import pytest
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains import rknn_layers
-from edgepipe.toolchains.rknn import Rknn
+from edgepipe.toolchains.rknn import Rknn, accuracy_figures
 from edgepipe.verify import vendor_verification
 from tests.verify.models import conv_net_onnx
 
@@ -55,6 +55,13 @@ def test_layer_table_and_rewrites_are_read() -> None:
     assert log.fallbacks == ["Transpose will fallback to CPU, because input shape has exceeded the max limit"]
     assert rknn_layers.origins("conv2_ConvAdd", log, {"conv2"}) == {"conv2"}
     assert rknn_layers.origins("div_2mul", log, {"div"}) == {"div"}
+
+
+def test_accuracy_rows_are_read_whatever_the_layer_name() -> None:
+    figures = accuracy_figures("[Input] x   1.00000 | 0.00000   1.00000 | 0.00000\n[Conv] conv1\n"
+                               "[Conv] a name q_zero   0.99990 | 1.01357   0.99800 | 0.9\n")
+    assert figures["rknn_output_cosine"] == 0.9999 and figures["rknn_worst_layer_cosine"] == 0.998
+    assert str(figures["rknn_worst_layers"]).startswith("[Conv] a name q_zero single cos 0.99800")
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
