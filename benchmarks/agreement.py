@@ -172,18 +172,24 @@ def main() -> None:
     parser.add_argument("--docs", action="store_true", help="Write the tables into docs/TARGETS.md.")
     parser.add_argument("--models", default="", help="Comma-separated subset of the listed models.")
     parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--reuse", action="store_true",
+                        help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
     wanted = [m for m in args.models.split(",") if m] or list(listed)
     chosen = args.targets.split(",")
-    rows: list[Row] = []
+    out = ROOT / "benchmarks" / "results" / "agreement.json"
+    previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
+    kept = [Row(**r) for r in previous]
+    done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
+    rows: list[Row] = [r for r in kept if (r.model, r.target) in done and r.model in wanted]
     for name in wanted:
         folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
             build(name, args.zoo, folder, targets)
-        for target in targets:
+        for target in [t for t in targets if (name, t) not in done]:
             found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
             row = measure(name, listed[name]["role"], target, found)
             log.info("%-20s %-10s %-15s %5d/%-5d %s", name, target, row.status, row.agree, row.compared,
@@ -194,7 +200,6 @@ def main() -> None:
         found_tool = toolchain_for(load_profile(target))
         if found_tool:
             versions[found_tool[0].name] = found_tool[0].version() or "not installed"
-    out = ROOT / "benchmarks" / "results" / "agreement.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"versions": versions, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
     text = tables(rows, versions)
