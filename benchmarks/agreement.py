@@ -1,193 +1,212 @@
-"""Agreement of edgepipe's per-op placement with the vendor toolchains, on reference and light models.
+"""Agreement of edgepipe's per-op placement with the vendor compilers, on real third-party models.
 
-    python benchmarks/agreement.py [--work build/agreement] [--skip-run]
+    python benchmarks/agreement.py --builds DIR [--zoo /work/zoo] [--build] [--docs] [--models a,b]
 
-Vela (ethos-u55-128, ethos-u85-256) on int8 TFLite; the QNN HTP emulator (mobile-npu) on QDQ int8 ONNX.
-Models:
-- the reference models under models/*/*.keras, built with `edgepipe quantize` (the artifacts a build deploys);
-- ONNX: six of the onnx package's light architectures (placeholder weights), folded with onnxsim, converted
-  to opset 13 and quantized to QDQ int8 (per-channel weights) with onnxruntime.quantization;
-- TFLite: the light models converted to full-integer TFLite with onnx2tf 1.28.8 (two minutes or more each on
-  two cores; skip with --no-onnx2tf), and Keras nets with the same architectures' op mix
-  (tests/support/nets.py) converted to int8 TFLite, plus a 'stress' net with geometries and ops the Ethos-U
-  leaves on the CPU.
-Prints one row per model and tool, and the totals the acceptance criterion reads (>= 99 %).
+Models and their role (tuning: looked at while fixing profiles; held_out: not) come from
+benchmarks/agreement_models.toml. Each model's artifacts are the ones `edgepipe build` writes (int8 TFLite for
+ethos-u*, QDQ int8 ONNX for mobile-npu, float ONNX for the Rockchip profiles); --build runs that build first.
+Every target's vendor compiler runs through the same adapter `edgepipe check --verify` and `build` use.
+
+Per target and role it reports: models, per-op agreement, CPU-op recall (share of the ops the vendor leaves on
+the CPU that edgepipe also puts there) and precision (share of edgepipe's CPU ops the vendor leaves there too),
+compile failures and tool failures. Nothing is dropped: the nodes of a model whose compile or tool run failed
+(or that has no artifact) count as compared and disagreeing; nodes either side cannot match by name count as
+disagreements. With --docs the tables go into docs/TARGETS.md between the agreement markers; the raw rows go
+to benchmarks/results/agreement.json. One run per model and target (the tools are deterministic).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
-import os
+import platform
 import subprocess
 import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-LIGHT = ["squeezenet", "resnet50", "shufflenet", "inception_v1", "inception_v2", "densenet121"]
+from edgepipe.support import check_graph, read_graph  # noqa: E402 - after the path set-up above
+from edgepipe.targets import load_profile  # noqa: E402
+from edgepipe.toolchains.registry import toolchain_for  # noqa: E402
+from edgepipe.verify import vendor_verification  # noqa: E402
+
+TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
+#: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).
+BUILD_TARGET = {"rk3588": "edge-box-npu", "rk3576": "edge-box-npu"}
+START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
+log = logging.getLogger("agreement")
 
 
-def light_path(name: str) -> Path:
-    import onnx
+@dataclass
+class Row:
+    """One model on one target."""
 
-    return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
-
-
-def light_qdq(name: str, work: Path) -> Path:
-    """QDQ int8 version of a light model (weights folded from its ConstantOfShape placeholders)."""
-    out = work / f"{name}_qdq.onnx"
-    if out.exists():
-        return out
-    import onnx
-    import onnx.version_converter
-    import onnxsim
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    model, ok = onnxsim.simplify(onnx.version_converter.convert_version(onnx.load(light_path(name)), 13))
-    assert ok, f"onnxsim could not check {name}"
-    onnx.save(model, work / f"{name}_f.onnx")
-    quant_pre_process(str(work / f"{name}_f.onnx"), str(work / f"{name}_p.onnx"), skip_symbolic_shape=True)
-    prepared = onnx.load(work / f"{name}_p.onnx")
-    inits = {i.name for i in prepared.graph.initializer}
-    inp = next(i for i in prepared.graph.input if i.name not in inits)
-    shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
-    rng = np.random.default_rng(0)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.samples = iter([{inp.name: rng.random(shape, dtype=np.float32)} for _ in range(2)])
-
-        def get_next(self) -> dict | None:
-            return next(self.samples, None)
-
-    quantize_static(str(work / f"{name}_p.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
-                    per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                    extra_options={"WeightSymmetric": True})
-    return out
+    model: str
+    role: str
+    target: str
+    status: str
+    nodes: int = 0
+    compared: int = 0
+    agree: int = 0
+    vendor_cpu: int = 0
+    edgepipe_cpu: int = 0
+    both_cpu: int = 0
+    seconds: float = 0.0
+    detail: str = ""
 
 
-ONNX2TF_LIGHT = ["squeezenet", "resnet50", "shufflenet", "inception_v1", "densenet121"]
+def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
+    """(format, precision) -> the artifact `edgepipe build` wrote for ``build_target`` under ``folder``."""
+    found: dict[tuple[str, str], Path] = {}
+    for path in sorted(folder.glob(f"*/{build_target}/*")):
+        if path.suffix in (".onnx", ".tflite"):
+            precision = "int8" if "int8" in path.stem else "fp32"
+            found.setdefault((path.suffix[1:], precision), path)
+    for path in sorted(folder.glob("*/*/model.onnx")):  # the float export is one file for every target
+        found.setdefault(("onnx", "fp32"), path)
+    return found
 
 
-def light_tflite(name: str, work: Path) -> Path | None:
-    """Full-integer TFLite of a light model through onnx2tf (NCHW input kept), or None if it fails."""
-    out = work / f"{name}_int8.tflite"
-    if out.exists():
-        return out
-    light_qdq(name, work)  # writes the folded float model {name}_f.onnx
-    import onnx
-
-    model = onnx.load(work / f"{name}_f.onnx")
-    inp = model.graph.input[0]
-    shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
-    calib = work / f"{name}_calib.npy"
-    np.save(calib, np.random.default_rng(0).random((4, *shape[1:]), dtype=np.float32))
-    folder = work / f"{name}_onnx2tf"
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-           "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    subprocess.run([sys.executable, "-c", "from onnx2tf import main; main()", "-i", str(work / f"{name}_f.onnx"),
-                    "-o", str(folder), "-kat", inp.name, "-eru", "-n", "-oiqt", "-cind", inp.name, str(calib),
-                    "0.0", "1.0"], capture_output=True, text=True, env=env, timeout=1800)
-    produced = folder / f"{name}_f_full_integer_quant.tflite"
-    if not produced.exists():
-        return None
-    out.write_bytes(produced.read_bytes())
-    return out
+def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
+    """`edgepipe build` of one zoo model for the targets whose artifacts the agreement reads."""
+    builds = dict.fromkeys(BUILD_TARGET.get(t, t) for t in targets)
+    command = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))",
+               "build", "-c", str(zoo / name / "edgepipe.toml"), "-o", str(out), "--no-cache", "-q",
+               *[a for t in builds for a in ("-t", t)]]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent)
+    log.info("build %s: exit %d %s", name, proc.returncode, proc.stderr.strip()[-300:])
 
 
-def reference_artifacts(work: Path) -> dict[str, tuple[Path, Path]]:
-    """(int8 ONNX, int8 TFLite) of every models/*/*.keras, made by `edgepipe quantize`."""
-    calib = ROOT / "calib" / "digits" / "calibration.npz"
-    out: dict[str, tuple[Path, Path]] = {}
-    for keras_file in sorted(ROOT.glob("models/*/*.keras")):
-        folder = work / keras_file.stem
-        if not (folder / "model_int8.tflite").exists():
-            exe = Path(sys.executable).with_name("edgepipe")
-            subprocess.run([str(exe), "quantize", "--model", str(keras_file), "--calib", str(calib), "-o",
-                            str(folder)], check=True, capture_output=True, text=True)
-        out[keras_file.stem] = (folder / "model_int8.onnx", folder / "model_int8.tflite")
-    return out
+def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path]) -> Row:
+    """The vendor compiler's placement against edgepipe's for one model and target."""
+    profile = load_profile(target)
+    wanted = profile.artifact
+    path = found.get((wanted.format, wanted.precision))
+    if path is None:
+        return Row(name, role, target, "no artifact", detail=f"no {wanted.precision} {wanted.format} was built")
+    graph = read_graph(path)
+    report = check_graph(graph, profile)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="edgepipe-agreement-") as work:
+        result = vendor_verification(report, profile, path, Path(work), graph)
+    row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
+              seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300])
+    if result is not None and result.status == "ran":
+        extra = result.extra
+        row.compared, row.agree = result.compared, result.agree
+        row.vendor_cpu, row.edgepipe_cpu, row.both_cpu = (int(extra.get(k, 0)) for k in
+                                                          ("vendor_cpu", "edgepipe_cpu", "both_cpu"))
+    else:
+        row.compared = report.nodes  # a failed run is a disagreement on every node, never dropped
+    return row
 
 
-def keras_tflite(work: Path) -> dict[str, Path]:
-    from tests.support.nets import NETS, build_net, to_int8_tflite
+def totals(rows: list[Row]) -> dict[str, float]:
+    """Sums and ratios over ``rows`` (one target, one role)."""
+    def count(status: str) -> int:
+        return sum(1 for r in rows if r.status == status)
 
-    out = {}
-    for name in NETS:
-        path = work / f"{name}.tflite"
-        if not path.exists():
-            to_int8_tflite(build_net(name), path)
-        out[name] = path
-    return out
-
-
-def row(model: str, result: object) -> tuple[int, int]:
-    from edgepipe.support.report import Verification
-
-    assert isinstance(result, Verification)
-    extra = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.extra.items()
-                      if k.startswith(("htp", "inferred", "cycles_total")))
-    share = f"{100 * result.agreement:.2f}%" if result.status == "ran" else "–"
-    extra = extra if result.status == "ran" else result.detail[:200]
-    print(f"| {model} | {result.tool} | {result.status} | {result.compared} | {result.agree} | "
-          f"{result.edgepipe_only} | {result.vendor_only} | {share} | {extra} |")
-    for d in result.disagreements[:5]:
-        print(f"|   disagreement | {d.op} `{d.name[:50]}` | edgepipe {d.edgepipe} | vendor {d.vendor} | | | | | |")
-    return result.compared, result.agree
+    compared, agree = sum(r.compared for r in rows), sum(r.agree for r in rows)
+    vendor_cpu, edgepipe_cpu = sum(r.vendor_cpu for r in rows), sum(r.edgepipe_cpu for r in rows)
+    both = sum(r.both_cpu for r in rows)
+    return {"models": len(rows), "ran": count("ran"), "compile_failed": count("compile_failed"),
+            "tool_failed": count("failed"), "not_installed": count("not installed"),
+            "no_artifact": count("no artifact"), "compared": compared, "agree": agree,
+            "agreement": agree / compared if compared else float("nan"),
+            "cpu_recall": both / vendor_cpu if vendor_cpu else float("nan"),
+            "cpu_precision": both / edgepipe_cpu if edgepipe_cpu else float("nan"),
+            "vendor_cpu": vendor_cpu, "edgepipe_cpu": edgepipe_cpu}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", type=Path, default=ROOT / "build" / "agreement")
-    parser.add_argument("--skip-run", action="store_true", help="Do not run the QNN model to compare outputs.")
-    parser.add_argument("--no-onnx2tf", action="store_true", help="Skip the onnx2tf TFLite of the light models.")
+def _pct(value: float) -> str:
+    return "–" if value != value else f"{100 * value:.2f} %"
+
+
+def tables(rows: list[Row], versions: dict[str, str]) -> str:
+    """The Markdown that goes between the agreement markers of docs/TARGETS.md."""
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [START, f"Written by `python benchmarks/agreement.py --docs` on {when}; machine: {platform.machine()}, "
+             f"{platform.system()}, Python {platform.python_version()}, shared 2-core host; one run per model and "
+             f"target (the compilers are deterministic). Tools: {', '.join(f'{k} {v}' for k, v in versions.items())}.",
+             "", "| target | role | models | compiled | compile failed | tool failed | no artifact | ops compared "
+             "| agreement | CPU-op recall | CPU-op precision |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for target in TARGETS:
+        for role in ("held_out", "tuning"):
+            t = totals([r for r in rows if r.target == target and r.role == role])
+            if not t["models"]:
+                continue
+            lines.append(f"| {target} | {role} | {t['models']} | {t['ran']} | {t['compile_failed']} | "
+                         f"{t['tool_failed'] + t['not_installed']} | {t['no_artifact']} | {t['compared']} | "
+                         f"**{_pct(t['agreement'])}** | {_pct(t['cpu_recall'])} ({t['vendor_cpu']} vendor CPU ops) | "
+                         f"{_pct(t['cpu_precision'])} ({t['edgepipe_cpu']} edgepipe CPU ops) |")
+    lines += ["", "| model | role | target | status | ops | agree | vendor CPU | edgepipe CPU | both CPU | detail |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        detail = r.detail.replace("|", "/").replace("\n", " ")[:140]
+        lines.append(f"| {r.model} | {r.role} | {r.target} | {r.status} | {r.compared} | {r.agree} | "
+                     f"{r.vendor_cpu} | {r.edgepipe_cpu} | {r.both_cpu} | {detail} |")
+    return "\n".join([*lines, END])
+
+
+def write_docs(text: str, path: Path = ROOT / "docs" / "TARGETS.md") -> None:
+    """Replace the agreement section of ``path`` (between the markers) with ``text``."""
+    doc = path.read_text(encoding="utf-8")
+    head, _, rest = doc.partition(START)
+    _, _, tail = rest.partition(END)
+    path.write_text(head + text + tail, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--builds", type=Path, required=True, help="One build folder per model: BUILDS/<model>.")
+    parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"), help="Prepared zoo models.")
+    parser.add_argument("--build", action="store_true", help="Build models that have no build folder yet.")
+    parser.add_argument("--docs", action="store_true", help="Write the tables into docs/TARGETS.md.")
+    parser.add_argument("--models", default="", help="Comma-separated subset of the listed models.")
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--reuse", action="store_true",
+                        help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    args.work.mkdir(parents=True, exist_ok=True)
-
-    from edgepipe.support import check_model, read_graph
-    from edgepipe.targets import load_profile
-    from edgepipe.verify import qnn, vela
-
-    refs = reference_artifacts(args.work)
-    tflites = {**{k: v[1] for k, v in refs.items()}, **keras_tflite(args.work)}
-    if not args.no_onnx2tf:
-        converted = {f"{n} (onnx2tf)": light_tflite(n, args.work) for n in ONNX2TF_LIGHT}
-        tflites.update({k: v for k, v in converted.items() if v is not None})
-        for name in (k for k, v in converted.items() if v is None):
-            print(f"| {name} | onnx2tf | failed | | | | | | |")
-    onnxes = {**{k: v[0] for k, v in refs.items()}, **{n: light_qdq(n, args.work) for n in LIGHT}}
-    totals: dict[str, list[int]] = {}
-    print("| model | tool | status | ops compared | agree | edgepipe only | vendor only | agreement | notes |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for target, accelerator in (("ethos-u55", "ethos-u55-128"), ("ethos-u85", "ethos-u85-256")):
-        profile = load_profile(target)
-        for name, path in tflites.items():
-            report = check_model(path, profile)
-            compared, agree = row(name, vela.verify(report, path, accelerator, args.work / "vela" / name))
-            totals.setdefault(f"vela {accelerator}", [0, 0])
-            totals[f"vela {accelerator}"][0] += compared
-            totals[f"vela {accelerator}"][1] += agree
-    profile = load_profile("mobile-npu")
-    for name, path in onnxes.items():
-        graph = read_graph(path)
-        from edgepipe.support import check_graph
-
-        report = check_graph(graph, profile)
-        compared, agree = row(name, qnn.verify(report, path, graph, run=not args.skip_run))
-        totals.setdefault("qnn-htp-emulator", [0, 0])
-        totals["qnn-htp-emulator"][0] += compared
-        totals["qnn-htp-emulator"][1] += agree
-    print()
-    for tool, (compared, agree) in totals.items():
-        print(f"{tool}: {agree}/{compared} ops agree = {100 * agree / max(compared, 1):.2f}%")
-    return 0 if all(a >= 0.99 * c for c, a in totals.values()) else 1
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
+    wanted = [m for m in args.models.split(",") if m] or list(listed)
+    chosen = args.targets.split(",")
+    out = ROOT / "benchmarks" / "results" / "agreement.json"
+    previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
+    kept = [Row(**r) for r in previous]
+    done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
+    rows: list[Row] = [r for r in kept if (r.model, r.target) in done and r.model in wanted]
+    for name in wanted:
+        folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
+        if args.build and not folder.exists():
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            build(name, args.zoo, folder, targets)
+        for target in [t for t in targets if (name, t) not in done]:
+            found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
+            row = measure(name, listed[name]["role"], target, found)
+            log.info("%-20s %-10s %-15s %5d/%-5d %s", name, target, row.status, row.agree, row.compared,
+                     row.detail[:120])
+            rows.append(row)
+    versions = {}
+    for target in chosen:
+        found_tool = toolchain_for(load_profile(target))
+        if found_tool:
+            versions[found_tool[0].name] = found_tool[0].version() or "not installed"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"versions": versions, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
+    text = tables(rows, versions)
+    print(text)  # noqa: T201 - a benchmark script's report
+    if args.docs:
+        write_docs(text)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

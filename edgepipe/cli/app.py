@@ -34,6 +34,7 @@ from edgepipe.cli import (
     init_cmd,
     schema_cmd,
     targets_cmd,
+    toolchain_cmd,
 )
 from edgepipe.cli.options import EPILOG
 from edgepipe.errors import EdgepipeError, ExitCode, UserError
@@ -43,7 +44,7 @@ __all__ = ["EPILOG", "app", "entry_point", "main"]
 #: The commands, in the order ``edgepipe --help`` lists them: build, export, evaluate, targets; CI (gate,
 #: baselines, report schema); host benchmarks and calibration; operator support per target.
 COMMANDS = (build_cmd, export_cmd, eval_cmd, targets_cmd, gate_cmd, baseline_cmd, schema_cmd, bench_cmd,
-            calibrate_cmd, check_cmd, init_cmd)
+            calibrate_cmd, check_cmd, init_cmd, toolchain_cmd)
 
 app = typer.Typer(
     name="edgepipe",

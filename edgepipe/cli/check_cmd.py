@@ -35,8 +35,10 @@ def check(
 ) -> None:
     """Place every node of MODEL on each target's accelerator or its CPU, with the failing constraint and values.
 
-    Writes <output>/<model>-<target>.json and .md. With --verify, compares edgepipe's placement op by op with
-    the vendor toolchain (Vela for ethos-u*, the QNN HTP emulator for mobile-npu) where it is installed.
+    Writes <output>/<model>-<target>.json and .md. With --verify, compiles MODEL with the target's vendor
+    toolchain (Vela for ethos-u*, the QNN HTP emulator for mobile-npu, rknn-toolkit2 for rk3588/rk3576/
+    edge-box-npu: `edgepipe toolchain install rknn`) and compares its placement op by op; a missing tool is
+    reported with its install command, a graph the compiler rejects as "compile_failed".
     """
     from edgepipe.support import check_graph, read_graph
     from edgepipe.support.render import render_table

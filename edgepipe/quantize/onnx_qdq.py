@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.data import Dataset
+from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe
 
@@ -43,8 +44,12 @@ def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | No
 
 
 def preprocess(float_path: Path, out_path: Path) -> Path:
-    """ONNX Runtime's pre-processing and edgepipe's fixes for real exports (:mod:`.onnx_prepare`); cached."""
-    return prepare_onnx(float_path, out_path).path
+    """ONNX Runtime's pre-processing and edgepipe's fixes for real exports (:mod:`.onnx_prepare`); cached.
+
+    HardSwish stays HardSwish (NPUs run it natively; :mod:`.native_ops`).
+    """
+    prepared = prepare_onnx(float_path, out_path).path
+    return restore_native_ops(float_path, prepared)  # idempotent: fuses nothing the second time
 
 
 def graph_inputs(model: Any) -> list[str]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 
 from edgepipe.artifacts import Artifact
 from edgepipe.stages.context import TargetContext
 from edgepipe.support.check import check_model
 from edgepipe.support.report import SupportReport
 from edgepipe.targets.profile import TargetProfile
+from edgepipe.verify.vendor import vendor_verification
 
 log = logging.getLogger(__name__)
 
@@ -29,4 +32,7 @@ def support_stage(context: TargetContext) -> tuple[str, SupportReport | None]:
                     context.target.artifact.format)
         return "support", None
     report = check_model(artifact.path, context.target)
+    with tempfile.TemporaryDirectory(prefix="edgepipe-vendor-") as work:
+        vendor = vendor_verification(report, context.target, artifact.path, Path(work))
+    report.verification.extend([vendor] if vendor is not None else [])  # C1: the vendor compile reaches the verdict
     return "support", report.model_copy(update={"artifact": artifact.key})

@@ -1,9 +1,11 @@
-"""Vendor toolchains edgepipe's placement is verified against (all optional, imported lazily).
+"""Vendor toolchains edgepipe's placement is verified against (all optional).
 
-Each adapter returns the vendor's placement by node name; :func:`compare` turns
-it and edgepipe's verdicts into a :class:`~edgepipe.support.report.Verification`.
+:mod:`edgepipe.toolchains` runs each vendor compiler and returns its placement; :func:`compare` turns it and
+edgepipe's verdicts into a :class:`~edgepipe.support.report.Verification`; :func:`verify_report` runs the tool
+a target profile names.
 """
 
-from edgepipe.verify.compare import compare, verify_report
+from edgepipe.verify.compare import compare
+from edgepipe.verify.vendor import vendor_verification, verify_report
 
-__all__ = ["compare", "verify_report"]
+__all__ = ["compare", "vendor_verification", "verify_report"]

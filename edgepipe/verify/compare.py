@@ -1,52 +1,59 @@
-"""Op-by-op agreement between edgepipe's placement and a vendor tool's, and the dispatch to the right tool."""
+"""Op-by-op agreement between edgepipe's placement and a vendor compiler's, with per-class (CPU-op) figures.
+
+Every node edgepipe placed is compared: one the vendor did not report counts as a disagreement
+(``edgepipe_unmatched``), and so does every vendor node or layer edgepipe's graph lacks (``vendor_unmatched``).
+CPU is the class that matters for deployment: ``extra`` carries ``vendor_cpu`` (ops the vendor leaves on the
+CPU, unmatched ones included), ``edgepipe_cpu`` and ``both_cpu``, from which CPU-op recall
+(``both_cpu / vendor_cpu``) and precision (``both_cpu / edgepipe_cpu``) follow.
+"""
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
+from typing import Literal
 
-from edgepipe.support.report import OpAgreement, Placement, SupportReport, Verification
-from edgepipe.targets.profile import TargetProfile
+from edgepipe.support.report import OpAgreement, SupportReport, Verification
+from edgepipe.toolchains.base import CompileResult
 
-log = logging.getLogger(__name__)
+VerificationStatus = Literal["ran", "not installed", "failed", "compile_failed"]
+_STATUS: dict[str, VerificationStatus] = {"compiled": "ran", "compile_failed": "compile_failed", "failed": "failed",
+                                          "not installed": "not installed"}
 
 
-def compare(tool: str, report: SupportReport, vendor: dict[str, Placement]) -> Verification:
-    """Agreement on every node both placed (matched by name); a disagreement is a profile bug."""
-    result = Verification(tool=tool, status="ran")
+def compare(report: SupportReport, result: CompileResult) -> Verification:
+    """The vendor's placement against ``report``'s, or the reason there is none."""
+    verification = Verification(tool=result.tool, status=_STATUS[result.status], detail=result.detail,
+                                extra={**result.extra, **result.estimate})
+    if result.status != "compiled":
+        return verification
+    missing: list[str] = []
+    counts = {"vendor_cpu": 0, "edgepipe_cpu": 0, "both_cpu": 0}
     for verdict in report.node_verdicts:
-        theirs = vendor.get(verdict.name)
+        verification.compared += 1
+        theirs = result.placement.get(verdict.name)
+        counts["edgepipe_cpu"] += verdict.placement == "cpu"
         if theirs is None:
+            missing.append(verdict.name)
             continue
-        result.compared += 1
+        counts["vendor_cpu"] += theirs == "cpu"
+        counts["both_cpu"] += theirs == "cpu" == verdict.placement
         if theirs == verdict.placement:
-            result.agree += 1
+            verification.agree += 1
             continue
         if verdict.placement == "accelerator":
-            result.edgepipe_only += 1
+            verification.edgepipe_only += 1
         else:
-            result.vendor_only += 1
-        result.disagreements.append(OpAgreement(name=verdict.name, op=verdict.op, edgepipe=verdict.placement,
-                                                vendor=theirs))
-    if result.disagreements:
-        result.detail = (f"{len(result.disagreements)} op(s) placed differently: a bug in the "
-                         f"'{report.target}' profile")
-    return result
-
-
-def verify_report(report: SupportReport, profile: TargetProfile, model: Path, workdir: Path) -> list[Verification]:
-    """Run every vendor tool that applies to this target and artifact; missing tools are reported, not fatal."""
-    from edgepipe.verify import gpu_analyzer, mobile_usability, qnn, vela
-
-    results: list[Verification] = []
-    if profile.name.startswith("ethos-u") and report.format == "tflite":
-        accelerator = "ethos-u85-256" if profile.name == "ethos-u85" else "ethos-u55-128"
-        results.append(vela.verify(report, model, accelerator, workdir))
-    if profile.name == "mobile-npu" and report.format == "onnx":
-        results.append(qnn.verify(report, model))
-        results.append(mobile_usability.second_opinion(model))
-    if report.format == "tflite" and profile.device_class in ("gpu", "npu") and not profile.name.startswith("ethos"):
-        results.append(gpu_analyzer.second_opinion(model))
-    for result in results:
-        log.info("%s: %s %s", result.tool, result.status, result.detail)
-    return results
+            verification.vendor_only += 1
+        verification.disagreements.append(OpAgreement(name=verdict.name, op=verdict.op, edgepipe=verdict.placement,
+                                                      vendor=theirs))
+    verification.compared += len(result.unmatched)
+    counts["vendor_cpu"] += sum(1 for p in result.unmatched.values() if p == "cpu")
+    verification.extra.update({k: float(v) for k, v in counts.items()})
+    verification.extra["edgepipe_unmatched"] = float(len(missing))
+    verification.extra["vendor_unmatched"] = float(len(result.unmatched))
+    if missing or result.unmatched:
+        verification.extra["unmatched_names"] = "; ".join([*missing, *result.unmatched][:20])
+    wrong = verification.compared - verification.agree
+    if wrong:
+        verification.detail = (f"{wrong} of {verification.compared} op(s) placed differently or unmatched: "
+                               f"a bug in the '{report.target}' profile")
+    return verification

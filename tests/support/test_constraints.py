@@ -295,3 +295,46 @@ def test_transpose_axes_product_max(tmp_path: Path) -> None:
         False, "Transpose product of 3 axes 87808 > 65536")
     node, graph = single(tmp_path, "Transpose", [[1, 1, 8, 16, 32]], [1, 1, 16, 8, 32], perm=[0, 1, 3, 2, 4])
     assert verdict("transpose_axes_product_max", node, graph, 65536)[0]
+
+
+def test_variable_data_dtypes(tmp_path: Path) -> None:
+    from edgepipe.support.tflite_reader import read_tflite
+    from tests.verify.models import variable_tflite
+
+    int8 = read_tflite(variable_tflite(tmp_path / "int8.tflite"))
+    flt = read_tflite(variable_tflite(tmp_path / "float.tflite", int8_state=False))
+    allowed = ["int8", "int16"]
+    for op in ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"):
+        assert verdict("variable_data_dtypes", next(n for n in int8.nodes if n.op == op), int8, allowed)[0]
+        ok, detail = verdict("variable_data_dtypes", next(n for n in flt.nodes if n.op == op), flt, allowed)
+        assert not ok and "is float32, not one of int8, int16" in detail, detail
+
+
+def _hardsigmoid_unit(tmp_path: Path) -> OpGraph:
+    """DequantizeLinear -> HardSigmoid -> QuantizeLinear, plus the same DQ feeding a Relu."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"], name="dq"),
+             helper.make_node("HardSigmoid", ["f"], ["h"], name="hsig"),
+             helper.make_node("Relu", ["f"], ["r"], name="relu"),
+             helper.make_node("QuantizeLinear", ["h", "s", "z"], ["y"], name="q_after"),
+             helper.make_node("QuantizeLinear", ["r", "s", "z"], ["y2"], name="q_relu")]
+    consts = {"s": np.array(0.1, np.float32), "z": np.array(0, np.int8)}
+    return onnx_graph(tmp_path, nodes, {"q": ([1, 4], INT8)}, {"y": ([1, 4], INT8), "y2": ([1, 4], INT8)}, consts)
+
+
+def test_feeds_none_of(tmp_path: Path) -> None:
+    graph = _hardsigmoid_unit(tmp_path)
+    ok, detail = verdict("feeds_none_of", graph.nodes[0], graph, ["HardSigmoid"])
+    assert not ok and detail == "DequantizeLinear feeds HardSigmoid 'hsig', whose QDQ node unit runs on the CPU"
+    assert verdict("feeds_none_of", graph.nodes[0], graph, ["Softmax"])[0]
+
+
+def test_not_written_by(tmp_path: Path) -> None:
+    graph = _hardsigmoid_unit(tmp_path)
+    after, after_relu = graph.nodes[3], graph.nodes[4]
+    ok, detail = verdict("not_written_by", after, graph, ["HardSigmoid"])
+    assert not ok and detail == "QuantizeLinear quantizes the output of HardSigmoid 'hsig', which runs on the CPU"
+    assert verdict("not_written_by", after_relu, graph, ["HardSigmoid"])[0]

@@ -4,73 +4,75 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
+import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.verify import qnn
+from edgepipe.toolchains.qnn import QnnHtp
+from edgepipe.verify import vendor_verification
+from tests.verify.models import conv_net_onnx, qdq_onnx
+
+SHAPE = (1, 3, 16, 16)
 
 
-def _float_model(path: Path, extra_op: str | None = None) -> Path:
-    """Conv -> Relu -> [extra op] -> GlobalAveragePool -> Flatten -> Gemm, 1x3x16x16 input."""
-    import onnx
-
-    rng = np.random.default_rng(0)
-    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "w"),
-             numpy_helper.from_array(rng.normal(0, 0.3, (8, 4)).astype(np.float32), "fc")]
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"], name="relu")]
-    last = "r"
-    if extra_op:
-        nodes.append(helper.make_node(extra_op, ["r"], ["e"], name="extra"))
-        last = "e"
-    nodes += [helper.make_node("GlobalAveragePool", [last], ["p"], name="pool"),
-              helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
-              helper.make_node("Gemm", ["f", "fc"], ["y"], name="fc")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return path
-
-
-def _qdq(float_path: Path, out: Path) -> Path:
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    rng = np.random.default_rng(1)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter([{"x": rng.random((1, 3, 16, 16), dtype=np.float32)} for _ in range(4)])
-
-        def get_next(self) -> dict | None:
-            return next(self.it, None)
-
-    quantize_static(str(float_path), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                    extra_options={"WeightSymmetric": True})
-    return out
+def _verify(model: Path, tmp_path: Path):  # noqa: ANN202 - (report, verification)
+    profile = load_profile("mobile-npu")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    return report, vendor_verification(report, profile, model, tmp_path, graph)
 
 
 def test_qdq_model_agrees_with_htp_emulator_and_outputs_match(tmp_path: Path) -> None:
-    model = _qdq(_float_model(tmp_path / "f.onnx"), tmp_path / "q.onnx")
-    graph = read_graph(model)
-    report = check_graph(graph, load_profile("mobile-npu"))
-    # the graph-input Quantize and graph-output Dequantize stay on the CPU, everything else on the HTP
-    assert report.cpu_ops == {"QuantizeLinear": 1, "DequantizeLinear": 1}
-    result = qnn.verify(report, model, graph)
-    assert result.status == "ran", result.detail
+    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", ["Relu"]), tmp_path / "q.onnx", SHAPE)
+    report, result = _verify(model, tmp_path / "work")
+    # the graph-input Quantize stays on the CPU; the output Dequantize follows the pool's layout transpose
+    assert report.cpu_ops == {"QuantizeLinear": 1}
+    assert result is not None and result.status == "ran", result
+    assert result.tool == "qnn --htp-arch 73 --soc-model 43"
     assert result.compared == report.nodes and result.agree == result.compared, result.disagreements
+    assert result.extra["edgepipe_unmatched"] == result.extra["vendor_unmatched"] == 0
+    assert result.extra["vendor_cpu"] == result.extra["both_cpu"] == 1
     assert result.extra["htp_vs_cpu_rel_diff"] < 0.1
-    assert result.extra["htp_vs_cpu_same_top1"] == 1.0
+
+
+def test_hardswish_is_kept_through_preprocessing_and_runs_on_the_htp(tmp_path: Path) -> None:
+    """ORT's pre-processing inlines HardSwish into HardSigmoid + Mul; edgepipe fuses it back before PTQ."""
+    float_model = conv_net_onnx(tmp_path / "f.onnx", ["HardSwish"])
+    model = qdq_onnx(float_model, tmp_path / "q.onnx", SHAPE)
+    ops = [n.op_type for n in onnx.load(str(model)).graph.node]
+    assert ops.count("HardSwish") == 1 and "HardSigmoid" not in ops
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert next(v for v in report.node_verdicts if v.op == "HardSwish").placement == "accelerator"
+
+
+def test_decomposed_hardsigmoid_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path) -> None:
+    """A quantized HardSigmoid, the Q after it and the DQ before it run on the CPU under QNN."""
+    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", ["HardSigmoid"]), tmp_path / "q.onnx", SHAPE)
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert next(v for v in report.node_verdicts if v.op == "HardSigmoid").placement == "cpu"
+    assert result.agree == result.compared == report.nodes, result.disagreements
 
 
 @pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu")])
 def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, placement: str) -> None:
-    model = _float_model(tmp_path / f"{op}.onnx", extra_op=op)
+    model = conv_net_onnx(tmp_path / f"{op}.onnx", [op], opset=13)
     graph = read_graph(model)
     report = check_graph(graph, load_profile("mobile-npu"))
-    assert next(v for v in report.node_verdicts if v.name == "extra").placement == placement
-    result = qnn.verify(report, model, graph, run=False)
-    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert next(v for v in report.node_verdicts if v.op == op).placement == placement
+    result = QnnHtp(run_outputs=False).compile(model, graph, {"htp-arch": "73", "soc-model": "43"}, tmp_path)
+    assert result.status == "compiled", result.detail
+    assert result.placement == {v.name: v.placement for v in report.node_verdicts}
+
+
+def test_a_graph_the_htp_cannot_compile_is_a_compile_failure(tmp_path: Path) -> None:
+    """A VTCM the HTP does not have (4 GiB) makes the QNN graph fail to initialise: a result, not an exception."""
+    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", ["Relu"]), tmp_path / "q.onnx", SHAPE)
+    result = QnnHtp(run_outputs=False).compile(model, read_graph(model), {"htp-arch": "73", "vtcm-mb": "4096"},
+                                               tmp_path)
+    assert result.status == "compile_failed", result
+    assert result.detail.startswith("the QNN HTP compiler could not compile this graph:")
+    assert "EP_FAIL" in result.detail

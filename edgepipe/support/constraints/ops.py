@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from edgepipe.support.constraints import Verdict, constraint
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 
 
 @constraint
@@ -130,3 +130,59 @@ def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -
         return True, f"output follows {source.op}"
     after = f" after {source.op} '{source.name}'" if source is not None else ""
     return False, f"{node.op} writes graph output '{hit[0].name}'{after}"
+
+
+#: TFLite's RESOURCE tensor type (13), as readers without a name for it spell it.
+_RESOURCE = ("resource", "type13")
+
+
+def _variable_data(node: OpNode, graph: OpGraph) -> list[TensorInfo]:
+    """The variable's data tensors an op reads or writes (through a VAR_HANDLE: every use of the handle)."""
+    if node.op == "READ_VARIABLE":
+        return list(node.outputs)
+    if node.op == "ASSIGN_VARIABLE":
+        return list(node.inputs[1:2])
+    handle = node.outputs[0].name if node.outputs else ""
+    users = [graph.nodes[i] for i in graph.consumers().get(handle, [])]
+    return [t for user in users if user.op in ("READ_VARIABLE", "ASSIGN_VARIABLE") for t in _variable_data(user, graph)]
+
+
+@constraint
+def variable_data_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """Resource-variable ops (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE): the variable handle is a resource
+    tensor and the variable's data (what READ_VARIABLE returns, what ASSIGN_VARIABLE stores, and for VAR_HANDLE
+    whatever is read or stored through the handle) has a dtype in {param}."""
+    handles = node.outputs[:1] if node.op == "VAR_HANDLE" else node.inputs[:1]
+    bad_handle = [t for t in handles if t.dtype not in _RESOURCE]
+    if bad_handle:
+        return False, f"{node.op} handle '{bad_handle[0].name}' is {bad_handle[0].dtype}, not a resource"
+    bad = [t for t in _variable_data(node, graph) if t.dtype not in allowed]
+    if bad:
+        return False, f"{node.op} variable data '{bad[0].name}' is {bad[0].dtype}, not one of {', '.join(allowed)}"
+    return True, "variable data ok"
+
+
+@constraint
+def feeds_none_of(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Feeds none of {param} (ONNX Runtime puts a DequantizeLinear into the QDQ node unit of every op it feeds,
+    duplicating it when it feeds several; the copy in the unit of an op the accelerator does not run runs on
+    the CPU)."""
+    consumers = graph.consumers()
+    for tensor in node.outputs:
+        for index in consumers.get(tensor.name, []):
+            user = graph.nodes[index]
+            if user.op in ops:
+                return False, f"{node.op} feeds {user.op} '{user.name}', whose QDQ node unit runs on the CPU"
+    return True, "feeds accelerator ops"
+
+
+@constraint
+def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Does not read the output of one of {param} (a QuantizeLinear closes the QDQ node unit of the op that
+    writes its input, and runs where that unit runs)."""
+    producers = graph.producers()
+    for tensor in node.activations_in:
+        if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
+            writer = graph.nodes[producers[tensor.name]]
+            return False, f"{node.op} quantizes the output of {writer.op} '{writer.name}', which runs on the CPU"
+    return True, "written by an accelerator op"

@@ -1,0 +1,174 @@
+"""Rockchip rknn-toolkit2 (RK3588, RK3576, ...): compiled in its own pinned environment, over a subprocess with JSON.
+
+rknn-toolkit2 2.5.0 pins numpy<=1.26.4, onnx<=1.18, protobuf<=4.25.4 and torch<=2.4 (``rknn.api`` imports torch
+even for ONNX input), which cannot live beside TensorFlow in edgepipe's environment. ``edgepipe toolchain
+install rknn`` creates that environment (:mod:`edgepipe.toolchains.venv`); :mod:`edgepipe.toolchains.rknn_runner`
+runs inside it. edgepipe writes a copy of the float ONNX model whose nodes carry edgepipe's node names, so the
+compiler's layer table names them, and seeded random inputs (the quantization dataset and the input of the
+simulator's per-layer accuracy analysis). Placement by edgepipe node: the target of every layer the node was
+rewritten into; a node the compiler fused into a neighbour (BatchNormalization into Conv, an activation into
+``ConvRelu``) runs where the node it was fused into runs (counted in ``fused_nodes``); a node folded into a
+constant runs nowhere at inference time and so is not a CPU op. A layer that traces back to no node of the
+model (other than the compiler's input/output operators) is unmatched: a disagreement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.support.graph import OpGraph
+from edgepipe.support.report import Placement
+from edgepipe.toolchains import rknn_layers
+from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
+from edgepipe.toolchains.onnx_names import named_copy
+from edgepipe.toolchains.venv import ManagedEnv
+
+RUNNER = Path(__file__).with_name("rknn_runner.py")
+#: A row of the accuracy analysis: "[OpType] tensor name   entire cos | euc   single cos | euc".
+_ACCURACY_ROW = re.compile(r"^(\[\S+\] .+?)\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+$")
+
+#: The pinned environment. rknn-toolkit2 itself goes in without its declared dependencies so that the
+#: headless OpenCV build (no libGL needed) stands in for ``opencv-python``; everything else is pinned here.
+ENV = ManagedEnv(
+    name="rknn",
+    no_deps=("rknn-toolkit2==2.5.0",),
+    requirements=("torch==2.4.0", "numpy==1.26.4", "onnx==1.18.0", "protobuf==4.25.4", "onnxruntime==1.20.1",
+                  "scipy==1.14.1", "opencv-python-headless==4.10.0.84", "fast-histogram==0.14",
+                  "psutil==7.0.0", "ruamel.yaml==0.18.10", "tqdm==4.67.1", "setuptools==69.5.1"),
+)
+
+
+def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
+    """One seeded uniform [0, 1) float32 .npy per graph input; ``ValueError`` for a dynamic shape."""
+    rng = np.random.default_rng(0)
+    paths = []
+    for index, tensor in enumerate(graph.graph_inputs):
+        if not tensor.static or tensor.shape is None:
+            raise ValueError(f"input '{tensor.name}' has dynamic shape {tensor.shape}; RKNN needs static shapes")
+        path = folder / f"input_{index}.npy"
+        np.save(path, rng.random([int(d) for d in tensor.shape if d is not None], dtype=np.float32))
+        paths.append(str(path))
+    return paths
+
+
+def _upstream(graph: OpGraph, index: int, placed: dict[str, Placement]) -> Placement | None:
+    """The placement of the nearest placed node upstream of node ``index`` along feature maps."""
+    producers = graph.producers()
+    current = graph.nodes[index]
+    for _ in range(len(graph.nodes)):
+        feature = next((t.name for t in current.activations_in if t.name in producers), None)
+        if feature is None:
+            return None
+        current = graph.nodes[producers[feature]]
+        if current.name in placed:
+            return placed[current.name]
+    return None
+
+
+def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[dict[str, Placement],
+                                                                                dict[str, Placement], int]:
+    """(placement by edgepipe node, unmatched layers with their target, nodes placed through a fusion)."""
+    names = {node.name for node in graph.nodes}
+    direct: dict[str, set[str]] = {}
+    unmatched: dict[str, Placement] = {}
+    for layer in log.layers:
+        if layer.op in rknn_layers.IO_LAYERS:
+            continue
+        found = rknn_layers.origins(layer.name, log, names)
+        if not found and layer.op != "exDataConvert":
+            unmatched[layer.name] = "cpu" if layer.target == "CPU" else "accelerator"
+        for name in found:
+            direct.setdefault(name, set()).add(layer.target)
+    placed: dict[str, Placement] = {n: "cpu" if "CPU" in t else "accelerator" for n, t in direct.items()}
+    placed.update({n: "accelerator" for n in log.folded if n in names and n not in placed})
+    fused = 0
+    for node in graph.nodes:
+        if node.name not in placed:
+            inherited = _upstream(graph, node.index, placed)
+            if inherited is not None:
+                placed[node.name] = inherited
+                fused += 1
+    return placed, unmatched, fused
+
+
+class Rknn(Toolchain):
+    """rknn-toolkit2 in its own environment under the user cache folder."""
+
+    name = "rknn"
+    install_command = "edgepipe toolchain install rknn"
+    options = {"target-platform": "Rockchip SoC (rk3588, rk3576, rk3568, rk3566, rk3562, rv1106, ...)"}
+    env = ENV
+
+    def __init__(self, accuracy: bool = True) -> None:
+        #: Also run the simulator's per-layer accuracy analysis (cosine per layer vs float).
+        self.accuracy = accuracy
+
+    def version(self) -> str | None:
+        return "2.5.0" if self.env.installed() else None
+
+    def install(self) -> float:
+        """Create the pinned environment under the user cache folder (several minutes, ~5 GiB)."""
+        return self.env.install()
+
+    def environment(self) -> str:
+        return str(self.env.path)
+
+    def run_runner(self, request: dict[str, object], workdir: Path) -> tuple[dict[str, object], str]:
+        """(the runner's JSON answer, the compiler's native log); ``OSError`` when the environment broke."""
+        answer_path = workdir / "answer.json"
+        request = {**request, "answer": str(answer_path)}
+        proc = subprocess.run([str(self.env.python), "-I", str(RUNNER)], input=json.dumps(request), capture_output=True,
+                              text=True, timeout=self.timeout_s, check=False, cwd=workdir,
+                              env={**os.environ, "RKNN_LOG_LEVEL": "4"})
+        if not answer_path.is_file():
+            raise OSError(f"the RKNN runner exited with code {proc.returncode} and no answer: "
+                          f"{last_line(proc.stderr or proc.stdout)}")
+        return json.loads(answer_path.read_text(encoding="utf-8")), proc.stdout + "\n" + proc.stderr
+
+    def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
+        tool = self.label(options)
+        try:
+            inputs = seeded_inputs(graph, workdir)
+        except ValueError as exc:
+            return CompileResult(tool=tool, status="compile_failed", detail=f"rknn: {exc}")
+        request = {"model": str(named_copy(model, graph, workdir / "named.onnx")), "inputs": inputs,
+                   "target_platform": options.get("target-platform", "rk3588"), "workdir": str(workdir),
+                   "accuracy": self.accuracy}
+        answer, native = self.run_runner(request, workdir)
+        if "error" in answer:
+            return CompileResult(tool=tool, status="failed", detail=f"rknn: {last_line(str(answer['error']))}")
+        steps = dict(answer.get("steps", {}))  # type: ignore[call-overload]
+        if any(code != 0 for code in steps.values()) or "build" not in steps:
+            errors = [line for line in native.splitlines() if line.startswith("E ")]
+            return CompileResult(tool=tool, status="compile_failed",
+                                 detail=f"rknn could not compile this graph ({steps}): "
+                                        f"{errors[-1] if errors else last_line(native)}")
+        log = rknn_layers.parse(native, str(answer.get("log", "")))
+        placement, unmatched, fused = placement_from_log(graph, log)
+        extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
+        if log.fallbacks:
+            extra["fallback_warnings"] = "; ".join(dict.fromkeys(log.fallbacks))[:1000]
+        if answer.get("accuracy"):
+            extra.update(accuracy_figures(str(answer["accuracy"])))
+        return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
+
+
+def accuracy_figures(text: str) -> dict[str, float | str]:
+    """Summary of the simulator's per-layer accuracy analysis: worst and output cosine, worst layer."""
+    rows = []
+    for line in text.splitlines():
+        row = _ACCURACY_ROW.match(line.strip())
+        if row:
+            rows.append((row.group(1), float(row.group(2)), float(row.group(3))))
+    if not rows:
+        return {}
+    worst = sorted(rows, key=lambda r: r[2])[:10]
+    return {"rknn_output_cosine": rows[-1][1], "rknn_worst_layer_cosine": worst[0][2],
+            "rknn_layers_analysed": float(len(rows)),
+            "rknn_worst_layers": "; ".join(f"{name} single cos {cos:.5f}" for name, _, cos in worst)}

@@ -1,0 +1,84 @@
+"""Reading rknn-toolkit2's compiler output: the per-layer target table, its graph rewrites and fallback warnings.
+
+With ``RKNN_LOG_LEVEL=4`` the compiler prints a "Network Layer Information Table" (``ID OpType DataType Target
+... FullName``), one row per layer it emits, ``Target`` NPU or CPU, ``FullName`` ``OpType:node name``. The
+Python front end logs its graph rewrites first (``fuse_ops results:``: ``NAME: remove node = [...], add node =
+[...]``) and the constants it folds (``fold_constant remove nodes = [...]``), which trace a layer back to the
+nodes of the model it came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+_ROW = re.compile(r"^D RKNN: \[[^\]]*\]\s+(\d+)\s+(\S+)\s+(\S+)\s+(NPU|CPU)\s+.*\s(\S+?):(\S+)\s*$")
+_REWRITE = re.compile(r"^D\s+(\w+): remove node = (\[.*?\])(?:, add node = (\[.*?\]))?\s*$")
+_FOLDED = re.compile(r"^D fold_constant remove nodes = (\[.*\])\s*$")
+_FALLBACK = re.compile(r"^[EW] RKNN: \[[^\]]*\] (.*fallback.*)$", re.IGNORECASE)
+#: Layers the compiler adds around the model, not rewritten from any of its nodes.
+IO_LAYERS = {"InputOperator", "OutputOperator"}
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One row of the layer table."""
+
+    index: int
+    op: str
+    dtype: str
+    target: str
+    name: str
+
+
+@dataclass
+class CompilerLog:
+    """Everything edgepipe reads from one rknn build."""
+
+    layers: list[Layer] = field(default_factory=list)
+    origin: dict[str, list[str]] = field(default_factory=dict)
+    folded: set[str] = field(default_factory=set)
+    fallbacks: list[str] = field(default_factory=list)
+
+
+def parse(native: str, python_log: str) -> CompilerLog:
+    """The layer table and fallback warnings from the native log, the rewrites from the Python log."""
+    log = CompilerLog()
+    for line in native.splitlines():
+        row = _ROW.match(line.rstrip())
+        if row:
+            log.layers.append(Layer(int(row.group(1)), row.group(2), row.group(3), row.group(4), row.group(6)))
+        fallback = _FALLBACK.match(line.strip())
+        if fallback:
+            log.fallbacks.append(fallback.group(1).strip())
+    for line in python_log.splitlines():
+        rewrite = _REWRITE.match(line.strip())
+        if rewrite:
+            removed = ast.literal_eval(rewrite.group(2))
+            added = ast.literal_eval(rewrite.group(3)) if rewrite.group(3) else []
+            for new in added:
+                log.origin.setdefault(new, []).extend(r for r in removed if r != new)
+        folded = _FOLDED.match(line.strip())
+        if folded:
+            log.folded.update(ast.literal_eval(folded.group(1)))
+    return log
+
+
+def origins(name: str, log: CompilerLog, known: set[str]) -> set[str]:
+    """The model nodes (names in ``known``) a layer or rewritten node comes from."""
+    seen: set[str] = set()
+    found: set[str] = set()
+    stack = [name]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in known:
+            found.add(current)
+        candidates = log.origin.get(current, [])
+        if not candidates and current not in known and "_" in current:
+            candidates = [current.rsplit("_", 1)[0]]  # the compiler's fused-layer suffix (Conv@11_ConvAdd)
+        stack.extend(candidates)
+    return found

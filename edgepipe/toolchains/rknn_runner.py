@@ -1,0 +1,73 @@
+"""Rockchip rknn-toolkit2 run inside its own environment: ``<rknn venv>/bin/python rknn_runner.py < request.json``.
+
+This file is executed by the RKNN environment's Python, where edgepipe itself is not installed: it imports
+only the standard library, numpy and ``rknn.api``. It reads one JSON request from stdin (``model``,
+``target_platform``, ``workdir``, ``inputs``: a list of .npy files, one per model input, ``accuracy``: run the
+simulator's per-layer accuracy analysis, ``answer``: the JSON file to write) and writes one JSON answer to
+that file: the toolkit version, the status of each step and the accuracy analysis. The compiler's native log
+(its layer table, with ``RKNN_LOG_LEVEL`` set by edgepipe) goes to this process's stdout and stderr, which
+edgepipe reads: the native library writes there directly, so the answer cannot share stdout.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+
+def _write_dataset(workdir, inputs):
+    """rknn's dataset file: one line per sample, the .npy of each input separated by spaces."""
+    path = os.path.join(workdir, "dataset.txt")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(" ".join(inputs) + "\n")
+    return path
+
+
+def _read_text(path):
+    if not os.path.isfile(path):
+        return ""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def run(request):
+    """Load, quantize and build for ``target_platform``; optionally the accuracy analysis on the simulator."""
+    from rknn.api import RKNN  # the vendor tool: present only in this environment
+
+    workdir = request["workdir"]
+    answer = {"steps": {}}
+    log_path = os.path.join(workdir, "rknn_build.log")
+    rknn = RKNN(verbose=True, verbose_file=log_path)
+    try:
+        answer["steps"]["config"] = rknn.config(target_platform=request["target_platform"])
+        ret = rknn.load_onnx(model=request["model"])
+        answer["steps"]["load_onnx"] = ret
+        if ret == 0:
+            ret = rknn.build(do_quantization=True, dataset=_write_dataset(workdir, request["inputs"]))
+            answer["steps"]["build"] = ret
+        if ret == 0 and request.get("accuracy"):
+            snapshot = os.path.join(workdir, "snapshot")
+            answer["steps"]["accuracy_analysis"] = rknn.accuracy_analysis(inputs=request["inputs"],
+                                                                          output_dir=snapshot)
+            answer["accuracy"] = _read_text(os.path.join(snapshot, "error_analysis.txt"))
+    finally:
+        rknn.release()
+    answer["log"] = _read_text(log_path)
+    return answer
+
+
+def main():
+    request = json.loads(sys.stdin.read())
+    try:
+        from importlib.metadata import version
+
+        answer = {"version": version("rknn-toolkit2")}
+        answer.update(run(request))
+    except Exception:  # noqa: BLE001 - any failure inside the vendor tool is reported to edgepipe, not raised
+        answer = {"error": traceback.format_exc()}
+    with open(request["answer"], "w", encoding="utf-8") as handle:
+        json.dump(answer, handle)
+
+
+if __name__ == "__main__":
+    main()

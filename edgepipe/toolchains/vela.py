@@ -1,0 +1,139 @@
+"""Arm Vela (``ethos-u-vela``, in edgepipe's own environment): compile int8 TFLite for an Ethos-U configuration.
+
+Placement: Vela names each original op it leaves on the CPU by its output tensor in a warning
+(``Warning (supported operators) operator: OP, ofm: 'NAME'`` then ``Reason: ...``), or, for convolutions with
+asymmetric weights, in ``Warning: Op OP 'NAME' has asymmetric weights``. Every other original op is compiled
+for the NPU. The ``--show-cpu-operations`` list is not used to match ops: it names ops after Vela's own
+rewriting. Estimate: the summary CSV Vela writes into ``--output-dir`` (``cycles_total``, ``core_clock`` in Hz,
+``inference_time`` in s). This is the only place edgepipe runs Vela: the support check's verification and the
+performance estimate both come through here, with the same system configuration.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from edgepipe.support.graph import OpGraph
+from edgepipe.support.report import Placement
+from edgepipe.toolchains.base import CompileResult, CompileStatus, Toolchain, last_line
+
+_WARNING = re.compile(r"^Warning \(supported operators\) operator: (\S+), ofm: '(.+)'")
+_ASYMMETRIC = re.compile(r"^Warning: Op (\S+) '(.+)' has asymmetric weights\. To run the operator on Ethos-U")
+_COUNT = re.compile(r"(CPU|NPU) operators = (\d+)")
+#: Vela's name for an op without outputs (ASSIGN_VARIABLE, CALL_ONCE): a virtual tensor after its op index.
+_PLACEHOLDER = re.compile(r"^placeholder-for-(\d+)-OFM$")
+
+
+def graph_names(cpu: dict[str, str], graph: OpGraph) -> dict[str, str]:
+    """Vela's names translated to edgepipe's: ``placeholder-for-N-OFM`` is op N when that op has no outputs
+    (edgepipe names it ``OP_N``); other names are output tensors, as edgepipe names TFLite nodes."""
+    named: dict[str, str] = {}
+    for name, reason in cpu.items():
+        found = _PLACEHOLDER.match(name)
+        index = int(found.group(1)) if found else -1
+        if 0 <= index < len(graph.nodes) and not graph.nodes[index].outputs:
+            name = graph.nodes[index].name
+        named[name] = reason
+    return named
+
+
+def parse_cpu_ops(stdout: str) -> dict[str, str]:
+    """Output tensor name -> reason for each op Vela leaves on the CPU."""
+    cpu: dict[str, str] = {}
+    lines = stdout.splitlines()
+    for i, line in enumerate(lines):
+        warning = _WARNING.match(line)
+        if warning:
+            name = warning.group(2).removesuffix("_act")
+            reason = lines[i + 1].removeprefix("Reason: ").strip() if i + 1 < len(lines) else ""
+            cpu[name] = f"{warning.group(1)}: {reason}"
+        asymmetric = _ASYMMETRIC.match(line)
+        if asymmetric:
+            cpu[asymmetric.group(2)] = f"{asymmetric.group(1)}: asymmetric weights"
+    return cpu
+
+
+def read_summary(output_dir: Path, stdout: str) -> dict[str, float]:
+    """Vela's estimate: cycles, clock (MHz), inference time (ms), and its NPU/CPU op counts."""
+    figures: dict[str, float] = {f"{kind.lower()}_ops": float(n) for kind, n in _COUNT.findall(stdout)}
+    for path in sorted(output_dir.glob("*_summary_*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            row = next(csv.DictReader(handle), None)
+        if row:
+            figures["cycles"] = float(row["cycles_total"])
+            figures["clock_mhz"] = float(row["core_clock"]) / 1e6
+            figures["inference_ms"] = float(row["inference_time"]) * 1e3
+            break
+    return figures
+
+
+def summary_config(output_dir: Path) -> dict[str, str]:
+    """The accelerator and system configuration Vela's summary says it compiled for."""
+    for path in sorted(output_dir.glob("*_summary_*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            row = next(csv.DictReader(handle), None)
+        if row:
+            return {"accelerator": row.get("accelerator_configuration", ""),
+                    "system_config": row.get("system_config", "")}
+    return {}
+
+
+class Vela(Toolchain):
+    """Arm's Ethos-U compiler, run as the ``vela`` command of this Python environment."""
+
+    name = "vela"
+    install_command = "pip install 'edgepipe[vela]'"
+    options = {"accelerator-config": "Ethos-U configuration (ethos-u55-128, ethos-u85-256, ...)",
+               "system-config": "system configuration from Vela's Arm/vela.ini",
+               "memory-mode": "memory mode from Vela's Arm/vela.ini"}
+    timeout_s = 600.0
+
+    def version(self) -> str | None:
+        if self.executable() is None:
+            return None
+        try:
+            return metadata.version("ethos-u-vela")
+        except metadata.PackageNotFoundError:
+            return "unknown (vela on PATH)"
+
+    def environment(self) -> str:
+        return sys.prefix
+
+    @staticmethod
+    def executable() -> str | None:
+        """The ``vela`` of this environment, else the first on PATH."""
+        beside = Path(sys.executable).with_name("vela")
+        return str(beside) if beside.is_file() else shutil.which("vela")
+
+    def command(self, model: Path, options: dict[str, str], output_dir: Path) -> list[str]:
+        """The vela command line; Vela refuses ``--config`` with its built-in default system config."""
+        command = [str(self.executable()), str(Path(model).resolve()), "--output-dir", str(output_dir),
+                   "--accelerator-config", options.get("accelerator-config", "ethos-u55-128")]
+        if options.get("system-config"):
+            command += ["--config", "Arm/vela.ini", "--system-config", options["system-config"]]
+        if options.get("memory-mode"):
+            command += ["--memory-mode", options["memory-mode"]]
+        return command
+
+    def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
+        tool = self.label(options)
+        out = workdir / f"vela-{options.get('accelerator-config', 'default')}"
+        out.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(self.command(model, options, out), capture_output=True, text=True,
+                              timeout=self.timeout_s, cwd=out, check=False)
+        if proc.returncode != 0:
+            output = proc.stderr + proc.stdout
+            status: CompileStatus = "failed" if "Traceback" in output else "compile_failed"
+            return CompileResult(tool=tool, status=status, detail=f"vela: {last_line(output)}")
+        cpu = graph_names(parse_cpu_ops(proc.stdout), graph)
+        names = {node.name for node in graph.nodes}
+        placement: dict[str, Placement] = {n: "cpu" if n in cpu else "accelerator" for n in names}
+        return CompileResult(tool=tool, status="compiled", placement=placement, reasons=cpu,
+                             unmatched={n: "cpu" for n in cpu if n not in names},
+                             estimate=read_summary(out, proc.stdout), extra=dict(summary_config(out)))

@@ -1,0 +1,84 @@
+"""Tiny models the vendor-tool tests compile, generated here (no canned tool output)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def variable_tflite(path: Path, int8_state: bool = True) -> Path:
+    """A streaming-style int8 TFLite: state = x + state (a resource variable), output relu(state).
+
+    Its main graph holds CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ADD, ASSIGN_VARIABLE and RELU; the variable's
+    data is int8 when ``int8_state`` (the converter's variable quantization), float32 otherwise.
+    """
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+
+    class Streaming(tf.Module):
+        def __init__(self) -> None:
+            self.state = tf.Variable(tf.zeros([1, 8, 8, 4]))
+
+        @tf.function(input_signature=[tf.TensorSpec([1, 8, 8, 4], tf.float32)])
+        def __call__(self, x):  # noqa: ANN001, ANN204 - a tf.function signature
+            y = x + self.state
+            self.state.assign(y)
+            return tf.nn.relu(y)
+
+    module = Streaming()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
+    converter.experimental_enable_resource_variables = True
+    converter._experimental_variable_quantization = int8_state  # noqa: SLF001 - the converter's documented flag
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    rng = np.random.default_rng(0)
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
+def qdq_onnx(float_path: Path, out: Path, input_shape: tuple[int, ...]) -> Path:
+    """QDQ int8 (per-channel symmetric weights) of ``float_path`` through edgepipe's pre-processing."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    from edgepipe.quantize.native_ops import restore_native_ops
+
+    prepared = out.with_name(out.stem + "_prep.onnx")
+    quant_pre_process(str(float_path), str(prepared))
+    restore_native_ops(float_path, prepared)
+    rng = np.random.default_rng(1)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.samples = iter([{"x": rng.random(input_shape, dtype=np.float32)} for _ in range(4)])
+
+        def get_next(self) -> dict | None:
+            return next(self.samples, None)
+
+    quantize_static(str(prepared), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"WeightSymmetric": True})
+    return out
+
+
+def conv_net_onnx(path: Path, tail: list[str], size: int = 16, opset: int = 17) -> Path:
+    """Conv(3->8) -> each op of ``tail`` in turn -> Conv(8->8) -> GlobalAveragePool, float, 1x3xSIZExSIZE input."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "w1"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (8, 8, 1, 1)).astype(np.float32), "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["t0"], name="conv1", pads=[1, 1, 1, 1])]
+    for i, op in enumerate(tail):
+        nodes.append(helper.make_node(op, [f"t{i}"], [f"t{i + 1}"], name=f"{op.lower()}{i}"))
+    nodes += [helper.make_node("Conv", [f"t{len(tail)}", "w2"], ["c2"], name="conv2"),
+              helper.make_node("GlobalAveragePool", ["c2"], ["y"], name="pool")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return path

@@ -1,0 +1,91 @@
+"""Agreement with Rockchip's rknn-toolkit2 2.5.0 (own pinned environment) on float ONNX, per SoC.
+
+The session fixture installs the RKNN environment the way a user does (`edgepipe toolchain install rknn`)
+into the user cache folder, where a later run finds it; a fresh CI machine installs it once (minutes).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgepipe.support import check_graph, read_graph
+from edgepipe.targets import load_profile
+from edgepipe.toolchains import rknn_layers
+from edgepipe.toolchains.rknn import Rknn, accuracy_figures
+from edgepipe.verify import vendor_verification
+from tests.verify.models import conv_net_onnx
+
+pytestmark = pytest.mark.toolchain
+
+EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
+
+
+@pytest.fixture(scope="session")
+def rknn_installed() -> Rknn:
+    proc = subprocess.run([*EDGEPIPE, "toolchain", "install", "rknn"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    listed = subprocess.run([*EDGEPIPE, "toolchain", "list"], capture_output=True, text=True, check=True).stdout
+    assert any(line.startswith("rknn") and "installed 2.5.0" in line for line in listed.splitlines()), listed
+    tool = Rknn()
+    assert tool.available()
+    return tool
+
+
+LAYER_LOG = """\
+D RKNN: [02:14:24.774] ID OpType DataType Target InputShape OutputShape Cycles(DDR/NPU/Total) RW(KB) FullName
+D RKNN: [02:14:24.774] 0 InputOperator INT8 CPU \\ (1,3,48,192) 0/0/0 0 InputOperator:x
+D RKNN: [02:14:24.774] 1 ConvHardSwish INT8 NPU (1,3,48,192),(8,3,3,3),(8) (1,8,24,96) 2787/20736/20736 28 Conv:conv1
+D RKNN: [02:14:24.774] 2 ConvAdd INT8 NPU (1,8,24,96),(8,8,1,1),(8) (1,8,24,96) 3134/9216/9216 36 Conv:conv2_ConvAdd
+D RKNN: [02:14:24.774] 3 Transpose INT8 CPU (1,8,24,96) (1,24,96,8) 0/0/0 0 Transpose:transpose
+W RKNN: [02:14:24.700] Transpose will fallback to CPU, because input shape has exceeded the max limit
+"""
+
+
+def test_layer_table_and_rewrites_are_read() -> None:
+    python_log = "D     fuse_bn_into_conv: remove node = ['bn'], add node = []\n" \
+                 "D     convert_div_to_mul: remove node = ['div'], add node = ['div_2mul']\n"
+    log = rknn_layers.parse(LAYER_LOG, python_log)
+    assert [(layer.op, layer.target, layer.name) for layer in log.layers] == [
+        ("InputOperator", "CPU", "x"), ("ConvHardSwish", "NPU", "conv1"), ("ConvAdd", "NPU", "conv2_ConvAdd"),
+        ("Transpose", "CPU", "transpose")]
+    assert log.fallbacks == ["Transpose will fallback to CPU, because input shape has exceeded the max limit"]
+    assert rknn_layers.origins("conv2_ConvAdd", log, {"conv2"}) == {"conv2"}
+    assert rknn_layers.origins("div_2mul", log, {"div"}) == {"div"}
+
+
+def test_accuracy_rows_are_read_whatever_the_layer_name() -> None:
+    figures = accuracy_figures("[Input] x   1.00000 | 0.00000   1.00000 | 0.00000\n[Conv] conv1\n"
+                               "[Conv] a name q_zero   0.99990 | 1.01357   0.99800 | 0.9\n")
+    assert figures["rknn_output_cosine"] == 0.9999 and figures["rknn_worst_layer_cosine"] == 0.998
+    assert str(figures["rknn_worst_layers"]).startswith("[Conv] a name q_zero single cos 0.99800")
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_conv_net_agrees_with_rknn_with_accuracy_analysis(rknn_installed: Rknn, tmp_path: Path,
+                                                         target: str) -> None:
+    model = conv_net_onnx(tmp_path / "net.onnx", ["Relu", "HardSwish"], size=32)
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    assert report.cpu_ops == {}
+    result = vendor_verification(report, profile, model, tmp_path / "work", graph)
+    assert result is not None and result.status == "ran", result
+    assert result.tool == f"rknn --target-platform {target}"
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert result.extra["fused_nodes"] >= 1  # the Relu runs inside the compiler's ConvRelu layer
+    assert 0.9 < float(result.extra["rknn_output_cosine"]) <= 1.0001
+
+
+def test_dynamic_input_is_a_compile_failure(rknn_installed: Rknn, tmp_path: Path) -> None:
+    import onnx
+
+    model = conv_net_onnx(tmp_path / "net.onnx", ["Relu"])
+    proto = onnx.load(str(model))
+    proto.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "height"
+    onnx.save(proto, str(model))
+    result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3588"}, tmp_path)
+    assert result.status == "compile_failed" and "static shapes" in result.detail, result
