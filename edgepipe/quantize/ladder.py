@@ -41,6 +41,7 @@ class LadderSettings:
     qat_epochs: int = 3
     qat_learning_rate: float = 1e-4
     sensitivity_samples: int = 64
+    sensitivity: str = "auto"
 
     @property
     def start(self) -> QuantRecipe:
@@ -173,12 +174,12 @@ def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationRepo
         results.append(result)
         if result.outcome.status == "met":
             break
-    if not context.sensitivity:
+    final = _final(results)
+    met = final is not None and final.outcome.status == "met"
+    if not context.sensitivity and (not met or context.settings.sensitivity == "always"):
         from edgepipe.quantize.sensitivity import measure_sensitivity
 
         measure_sensitivity(context)
-    final = _final(results)
-    met = final is not None and final.outcome.status == "met"
     report = QuantizationReport(
         threshold_points=context.threshold, met=met, final_step=final.outcome.step if final else None,
         allowed_precisions=list(context.settings.precisions), steps=[r.outcome for r in results],

@@ -54,6 +54,7 @@ class LatencyDetail(_Record):
     init_ms: float
     ci_low_ms: float | None = Field(None, description="Lower bound of the 95% confidence interval of the median (ms).")
     ci_high_ms: float | None = Field(None, description="Upper bound of the 95% confidence interval of the median (ms).")
+    threads: int | None = Field(None, description="Intra-op threads of the measurement session (None: default).")
 
 
 class StageInfo(_Record):
