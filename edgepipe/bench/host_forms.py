@@ -63,6 +63,7 @@ def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: P
     name = f"{float_onnx.stem}_prep.onnx"
     prepared = next((p for p in (scratch / "ladder" / name, scratch / name) if p.is_file()), scratch / name)
     preprocess(float_onnx, prepared)
+    prepared = divisions_as_products(prepared, scratch / f"{float_onnx.stem}_host_prep.onnx")
     with open_runner(prepared) as runner:
         names = [spec.name for spec in runner.signature.inputs]
     chatter = io.StringIO()  # the calibrator prints progress to stdout; keep it in the log instead
@@ -71,6 +72,39 @@ def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: P
                         quant_format=QuantFormat.QOperator, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     log.debug("%s", chatter.getvalue().strip())
+    return out
+
+
+def divisions_as_products(path: Path, out: Path) -> Path:
+    """``Div(x, c)`` by a constant ``c`` rewritten as ``Mul(x, 1/c)``; the model at ``out`` (or ``path`` unchanged).
+
+    ONNX Runtime's quantizer has no quantized Div, so each one (HardSwish exported as
+    ``x * clip(x + 3, 0, 6) / 6`` has one) stays float between a DequantizeLinear and a
+    QuantizeLinear; a Mul becomes one QLinearMul. Same values up to float rounding.
+    """
+    import onnx  # heavy optional dependency
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    constants = {t.name: t for t in model.graph.initializer}
+    changed = 0
+    for node in model.graph.node:
+        divisor = constants.get(node.input[1]) if node.op_type == "Div" and len(node.input) == 2 else None
+        if divisor is None:
+            continue
+        value = numpy_helper.to_array(divisor)
+        if not np.issubdtype(value.dtype, np.floating) or not np.all(value != 0):
+            continue
+        reciprocal = numpy_helper.from_array((1.0 / value).astype(value.dtype), f"{divisor.name}_reciprocal")
+        if reciprocal.name not in constants:
+            model.graph.initializer.append(reciprocal)
+            constants[reciprocal.name] = reciprocal
+        node.op_type, node.input[1] = "Mul", reciprocal.name
+        changed += 1
+    if not changed:
+        return path
+    onnx.save(model, str(out))
+    log.debug("%d constant divisions rewritten as products for the host int8 form", changed)
     return out
 
 
