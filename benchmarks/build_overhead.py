@@ -68,21 +68,17 @@ def _edgepipe_cmd(model: str, out: Path, all_targets: bool) -> list[str]:
 
 
 def _prepare_raw(model: str, tmp: Path, env: dict[str, str]) -> list[str]:
-    """The raw command for ``model``; for a real model, first its static float ONNX and calibration arrays."""
+    """The raw command for ``model``; for a real model, first (untimed) the static float ONNX edgepipe's
+    loader makes of it and its calibration arrays, with edgepipe's own loader and preprocessing."""
     if model == "digits":
         script = tmp / "raw_keras.py"
         script.write_text(RAW_KERAS)
         return [sys.executable, str(script), str(ROOT), "{out}"]
-    prep = tmp / "prepare"
-    exe = str(Path(sys.executable).with_name("edgepipe"))
-    subprocess.run([exe, "build", "--quiet", "--no-cache", "--config", str(Path(model) / "edgepipe.toml"),
-                    "-t", "host-cpu", "--output", str(prep)], cwd=tmp, env=env, check=False, capture_output=True)
-    onnx_file = next(prep.glob("*/host-cpu/model.onnx"))
     subprocess.run([sys.executable, "-c", _DUMP_CALIB, str(Path(model) / "edgepipe.toml"), str(tmp / "calib")],
                    env=env, check=True)
     script = tmp / "raw_onnx.py"
     script.write_text(RAW_ONNX)
-    return [sys.executable, str(script), str(onnx_file), str(tmp / "calib"), "{out}"]
+    return [sys.executable, str(script), str(tmp / "calib" / "model.onnx"), str(tmp / "calib"), "{out}"]
 
 
 _DUMP_CALIB = r'''
@@ -94,6 +90,10 @@ from edgepipe.stages.inputs import validate_inputs
 config = load_config(Path(sys.argv[1]))
 inputs = validate_inputs(config, StageLog(None))
 out = Path(sys.argv[2]); out.mkdir(exist_ok=True)
+import onnx
+from edgepipe.export.onnx_constants import constants_to_initializers
+model = onnx.ModelProto(); model.CopyFrom(inputs.model.handle); constants_to_initializers(model)
+onnx.save(model, str(out / "model.onnx"))
 for spec, array in zip(inputs.model.signature.inputs, inputs.calibration.inputs):
     np.save(out / f"{spec.name}.npy", np.asarray(array))
 '''
@@ -106,7 +106,7 @@ def _spread(values: list[float]) -> str:
 def measure(model: str, runs: int, all_targets: bool) -> list[str]:
     """Alternating runs for one model; the Markdown lines of its section."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    columns: dict[str, list[float]] = {"edgepipe": [], "raw": []} | ({"all": []} if all_targets else {})
+    columns: dict[str, list[float]] = {"raw": [], "edgepipe": []} | ({"all": []} if all_targets else {})
     rss: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="build-overhead-") as name:
         tmp = Path(name)
@@ -150,18 +150,29 @@ def main() -> None:
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, **shared with other "
              f"jobs** (absolute times drift; the ratios come from the same alternating rounds). {args.runs} "
              "alternating runs per column, fresh processes, `--no-cache`.", ""]
+    sections = {}
     for model in args.models:
-        lines += measure(model, args.runs, args.all_targets)
-    text = "\n".join(lines)
-    print(text)
+        sections[model] = measure(model, args.runs, args.all_targets)
+        lines += sections[model]
+        print("\n".join(sections[model]), flush=True)
     if args.write:
-        doc = DOC.read_text(encoding="utf-8")
-        block = f"{BEGIN}\n{text}\n{END}"
-        if BEGIN in doc:
-            doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+        write_sections(args.models, lines[:2], sections)
+
+
+def write_sections(models: list[str], header: list[str], sections: dict[str, list[str]]) -> None:
+    """Each model's lines between its own markers in docs/PERFORMANCE.md (other models' sections stay)."""
+    doc = DOC.read_text(encoding="utf-8")
+    if BEGIN not in doc:
+        doc += f"\n## Build time: edgepipe vs the raw tool calls (`benchmarks/build_overhead.py`)\n\n{BEGIN}\n{END}\n"
+    for model in models:
+        key = "digits" if model == "digits" else Path(model).name
+        begin, end = f"<!-- build_overhead.py:{key}:begin -->", f"<!-- build_overhead.py:{key}:end -->"
+        block = "\n".join([begin, *header, *sections[model], end])
+        if begin in doc:
+            doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _, b=block: b, doc, flags=re.S)
         else:
-            doc += f"\n## Build time: edgepipe vs the raw tool calls (`benchmarks/build_overhead.py`)\n\n{block}\n"
-        DOC.write_text(doc, encoding="utf-8")
+            doc = doc.replace(END, f"{block}\n{END}")
+    DOC.write_text(doc, encoding="utf-8")
 
 
 if __name__ == "__main__":
