@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,8 +104,10 @@ def _spread(values: list[float]) -> str:
     return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
 
 
-def measure(model: str, runs: int, all_targets: bool) -> list[str]:
-    """Alternating runs for one model; the Markdown lines of its section."""
+def measure(model: str, runs: int, all_targets: bool,
+            done: Callable[[list[str]], None] = lambda lines: None) -> list[str]:
+    """Alternating runs for one model; the Markdown lines of its section (also given to ``done`` after each
+    round, so a long measurement on a busy machine leaves its completed rounds behind)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     columns: dict[str, list[float]] = {"raw": [], "edgepipe": []} | ({"all": []} if all_targets else {})
     rss: dict[str, int] = {}
@@ -122,11 +125,17 @@ def measure(model: str, runs: int, all_targets: bool) -> list[str]:
                 seconds, peak = _timed(cmd, tmp, env)
                 columns[column].append(seconds)
                 rss[column] = max(rss.get(column, 0), peak)
-        report = next((tmp / f"edgepipe{runs - 1}").glob("*/host-cpu/report.json"))
-        stages = _stage_seconds(report)
+            report = next((tmp / f"edgepipe{i}").glob("*/host-cpu/report.json"))
+            lines = _section(model, columns, rss, _stage_seconds(report))
+            done(lines)
+    return lines
+
+
+def _section(model: str, columns: dict[str, list[float]], rss: dict[str, int], stages: dict[str, float]) -> list[str]:
+    all_targets = "all" in columns
     label = "reference model digits_cnn (Keras)" if model == "digits" else f"{Path(model).name} (ONNX)"
     median = {c: statistics.median(v) for c, v in columns.items()}
-    lines = [f"### {label}", "",
+    lines = [f"### {label}", "", f"{len(columns['raw'])} alternating rounds.", "",
              "| command | min / median / max (s) | peak RSS (MiB) |", "|---|---|---|",
              f"| `edgepipe build` host-cpu + ethos-u55 | {_spread(columns['edgepipe'])} | "
              f"{rss['edgepipe'] / 2**20:.0f} |",
@@ -148,15 +157,18 @@ def main() -> None:
     args = parser.parse_args()
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, **shared with other "
-             f"jobs** (absolute times drift; the ratios come from the same alternating rounds). {args.runs} "
-             "alternating runs per column, fresh processes, `--no-cache`.", ""]
-    sections = {}
+             f"jobs** (absolute times drift; the ratios come from the same alternating rounds: raw, then edgepipe). "
+             f"Up to {args.runs} rounds, fresh processes, `--no-cache`.", ""]
+    sections: dict[str, list[str]] = {}
     for model in args.models:
-        sections[model] = measure(model, args.runs, args.all_targets)
-        lines += sections[model]
-        print("\n".join(sections[model]), flush=True)
-    if args.write:
-        write_sections(args.models, lines[:2], sections)
+
+        def done(section: list[str], model: str = model) -> None:
+            sections[model] = section
+            print("\n".join(section), flush=True)
+            if args.write:
+                write_sections([model], lines[:2], sections)
+
+        measure(model, args.runs, args.all_targets, done)
 
 
 def write_sections(models: list[str], header: list[str], sections: dict[str, list[str]]) -> None:

@@ -62,7 +62,9 @@ from pathlib import Path
 import numpy as np, onnx
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 from onnxruntime.quantization.shape_inference import quant_pre_process
-model, calib, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+import shutil
+source, calib, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+model = shutil.copyfile(source, out / "model.onnx")  # onnx2tf simplifies its input in place: a fresh copy per run
 graph = onnx.load(model).graph
 names = [i.name for i in graph.input if i.name not in {t.name for t in graph.initializer}]
 arrays = {n: np.load(calib / f"{n}.npy") for n in names}
