@@ -93,31 +93,9 @@ def verdict(name: str, report: dict) -> str:
             f"{chosen['output_cosine']}: {state} ≤ {TARGET_RATIO}×{why}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="+", type=Path, help="folders with edgepipe.toml, model and data")
-    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
-    args = parser.parse_args()
-    table = ["| model | int8 form | fp32 artifact, p50 (ms) | int8 p50 (ms) | int8 ÷ fp32 | output cosine | "
-             "threads | top of the op profile |", "|---|---|---|---|---|---|---|---|"]
-    verdicts, memory, largest = [], [], None
-    with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
-        for model in args.models:
-            out = Path(name) / model.name
-            report, rss = build(model, out)
-            table += rows(model.name, report)
-            verdicts.append(verdict(model.name, report))
-            size = max(a["size_bytes"] for a in report["artifacts"])
-            memory.append((model.name, rss, size))
-            folder = next(out.glob("*/host-cpu"))
-            if largest is None or size > largest[1]:
-                largest = (model.name, size, folder, report["performance"].get("deployment_artifact"))
-        session_rss = {}
-        if largest is not None:
-            for artifact in ("model.onnx", largest[3]):
-                if artifact:
-                    _, session_rss[artifact] = _run([sys.executable, "-c", _SESSION_ONLY,
-                                                     str(largest[2] / artifact), str(ROOT)], Path(name))
+def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, int]],
+           session: tuple[str, dict[str, int]] | None) -> str:
+    """The doc section from what has been measured so far."""
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (AVX2; no AVX-512/VNNI "
              "on this host), **shared with other jobs**. Each model: one `edgepipe build -t host-cpu --no-cache`; "
@@ -127,20 +105,60 @@ def main() -> None:
              *verdicts, "", "Memory (peak RSS of the largest process, MiB):", "",
              "| model | build | largest artifact (MiB) |", "|---|---|---|",
              *[f"| {m} | {rss / 2**20:.0f} | {size / 2**20:.1f} |" for m, rss, size in memory]]
-    if largest is not None:
-        lines += ["", f"Runtime session alone, largest model ({largest[0]}): " + ", ".join(
-            f"`{a}` {rss / 2**20:.0f} MiB" for a, rss in session_rss.items())
-            + " (a fresh process that opens the session, threads=1, and runs it 10 times)."]
-    text = "\n".join(lines)
-    print(text)
-    if args.write:
-        doc = DOC.read_text(encoding="utf-8")
-        block = f"{BEGIN}\n{text}\n{END}"
-        if BEGIN in doc:
-            doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
-        else:
-            doc += f"\n## Host int8 vs fp32 on real models (`benchmarks/host_int8.py`)\n\n{block}\n"
-        DOC.write_text(doc, encoding="utf-8")
+    if session is not None:
+        lines += ["", f"Runtime session alone, largest model ({session[0]}): " + ", ".join(
+            f"`{a}` {rss / 2**20:.0f} MiB" for a, rss in session[1].items())
+            + " (peak RSS of a fresh process that opens the session, threads=1, and runs it 10 times)."]
+    return "\n".join(lines)
+
+
+def write(text: str) -> None:
+    """``text`` between this script's markers in docs/PERFORMANCE.md."""
+    doc = DOC.read_text(encoding="utf-8")
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in doc:
+        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+    else:
+        doc += f"\n## Host int8 vs fp32 on real models (`benchmarks/host_int8.py`)\n\n{block}\n"
+    DOC.write_text(doc, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+", type=Path, help="folders with edgepipe.toml, model and data")
+    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
+    args = parser.parse_args()
+    table = ["| model | int8 form | fp32 artifact, p50 (ms) | int8 p50 (ms) | int8 ÷ fp32 | output cosine | "
+             "threads | top of the op profile |", "|---|---|---|---|---|---|---|---|"]
+    verdicts: list[str] = []
+    memory: list[tuple[str, int, int]] = []
+    largest = None
+    with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
+        for model in args.models:
+            out = Path(name) / model.name
+            try:
+                report, rss = build(model, out)
+            except RuntimeError as exc:
+                verdicts.append(f"- {model.name}: build failed ({exc}).")
+                continue
+            table += rows(model.name, report)
+            verdicts.append(verdict(model.name, report))
+            size = max(a["size_bytes"] for a in report["artifacts"])
+            memory.append((model.name, rss, size))
+            if largest is None or size > largest[1]:
+                largest = (model.name, size, next(out.glob("*/host-cpu")),
+                           report["performance"].get("deployment_artifact"))
+            text = render(table, verdicts, memory, None)
+            print(text, flush=True)
+            if args.write:
+                write(text)
+        if largest is not None:
+            session = {a: _run([sys.executable, "-c", _SESSION_ONLY, str(largest[2] / a), str(ROOT)], Path(name))[1]
+                       for a in ("model.onnx", largest[3]) if a}
+            text = render(table, verdicts, memory, (largest[0], session))
+            print(text, flush=True)
+            if args.write:
+                write(text)
 
 
 if __name__ == "__main__":
