@@ -17,8 +17,11 @@ import numpy as np
 from edgepipe.bench.measure import ArtifactTiming, BenchSettings, single_stream
 from edgepipe.bench.stats import median_ci_ranks
 
-#: The budget of a build's session is the run count, not wall time: a build must not depend on the clock.
-_NO_BUDGET_S = 0.0
+#: A build's session stops after ``runs`` timed runs per artifact, or earlier once every artifact has
+#: :data:`MIN_RUNS` and this many seconds are spent: on a 300 ms model, 50 runs of five artifacts
+#: would cost over a minute for little more certainty (the CI of the median says how much).
+SESSION_BUDGET_S = 10.0
+MIN_RUNS = 10
 
 
 @dataclass(frozen=True)
@@ -54,16 +57,17 @@ def measure_session(paths: dict[str, Path], sample: list[np.ndarray], *, warmup:
                     threads: int | None) -> dict[str, LatencyResult]:
     """Time every artifact of ``paths`` (key → file) on ``sample`` in one interleaved run (ms).
 
-    Each artifact gets ``warmup`` untimed runs, then exactly ``runs`` timed ones,
-    in blocks of 10 taken in turn, so load drifting on a shared machine hits all
-    of them alike.
+    Each artifact gets ``warmup`` untimed runs, then up to ``runs`` timed ones (at
+    least ``min(runs, MIN_RUNS)``, more while :data:`SESSION_BUDGET_S` lasts), in
+    blocks of 10 taken in turn, so load drifting on a shared machine hits all of
+    them alike.
     """
     if not paths:
         return {}
-    settings = BenchSettings(warmup=warmup, max_samples=runs, min_samples=runs, budget_s=_NO_BUDGET_S,
-                             threads=threads)
+    settings = BenchSettings(warmup=warmup, max_samples=runs, min_samples=min(runs, MIN_RUNS),
+                             budget_s=SESSION_BUDGET_S, threads=threads)
     timings = single_stream(list(paths.values()), settings, inputs=sample)
-    session = f"{len(paths)} artifacts x {runs} runs, threads={threads if threads else 'default'}"
+    session = f"{len(paths)} artifacts, up to {runs} runs, threads={threads if threads else 'default'}"
     return {key: LatencyResult.from_timing(t, threads, session) for key, t in zip(paths, timings)}
 
 

@@ -154,9 +154,9 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
         check_artifact(artifact, inputs.model.signature)
     artifacts = floats + quantized
     accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages)
-    forms = host_forms_stage(inputs, artifacts, folder, scratch, stages)
+    forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages)
     latency = latency_stage(inputs, artifacts + forms, config, stages)
-    measured = host_measurement(inputs, artifacts + forms, latency, config.latency.threads)
+    measured = host_measurement(inputs, cosine, latency, config.latency.threads)
     for target in inputs.targets:
         with stages.stage(f"report:{target.name}"), StagingFolder(root / target.name) as staged:
             assert staged.path is not None

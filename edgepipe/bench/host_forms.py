@@ -34,7 +34,7 @@ QOPERATOR_NAME = "model_int8_qoperator.onnx"
 MIN_COSINE = 0.99
 #: Calibration samples the QOperator form is calibrated on, and samples its fidelity is checked on.
 CALIBRATION_SAMPLES = 64
-FIDELITY_SAMPLES = 8
+FIDELITY_SAMPLES = 4
 
 
 @dataclass(frozen=True)

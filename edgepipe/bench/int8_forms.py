@@ -22,6 +22,8 @@ from edgepipe.latency import LatencyResult
 from edgepipe.perf.report import Int8Form
 
 log = logging.getLogger(__name__)
+#: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
+PROFILE_RUNS = 5
 
 QOPERATOR_NAME = "model_int8_qoperator.onnx"
 
@@ -56,7 +58,7 @@ def _why_slow(runtime: str, path: Path, feed: list[np.ndarray] | None, threads: 
     if runtime == "litert":
         rejected = xnnpack_rejected_ops(path)
         return [f"not taken by XNNPACK: {op}" for op in rejected] or ["XNNPACK takes every op"]
-    shares = ort_time_by_op_type(path, feed, threads=threads)
+    shares = ort_time_by_op_type(path, feed, runs=PROFILE_RUNS, threads=threads)
     return [f"{op}: {100 * share:.0f}% of node time" for op, share in list(shares.items())[:4]]
 
 

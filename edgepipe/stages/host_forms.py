@@ -26,21 +26,19 @@ def needs_host_forms(targets: tuple[object, ...]) -> bool:
 
 
 def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
-                     stages: StageLog) -> list[Artifact]:
-    """The U8S8 QOperator ONNX (and any further host form) for a group with a CPU target; else nothing."""
+                     stages: StageLog) -> tuple[list[Artifact], dict[str, float]]:
+    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine."""
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
-        return []
-    if not any(a.key == "model.onnx" for a in artifacts):
-        stages.skip(STAGE, "no float ONNX: the ONNX Runtime int8 forms need it")
-        return []
-    with stages.stage(STAGE, "ONNX Runtime QOperator, uint8 activations x int8 per-channel weights"):
-        return host_forms(artifacts, inputs.calibration, folder, scratch)
+        return [], {}
+    with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
+                             "cosine of every int8 form on calibration samples"):
+        forms = host_forms(artifacts, inputs.calibration, folder, scratch)
+        return forms, form_fidelity(artifacts + forms, inputs.calibration)
 
 
-def host_measurement(inputs: BuildInputs, artifacts: list[Artifact], latency: dict[str, LatencyResult],
+def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],
                      threads: int | None) -> HostMeasurement | None:
-    """The group's measurement session plus each int8 artifact's output cosine (host-cpu groups only)."""
+    """The group's measurement session with each int8 artifact's output cosine (host-cpu groups only)."""
     if not needs_host_forms(inputs.targets) or not latency:
         return None
-    cosine = form_fidelity(artifacts, inputs.calibration) if inputs.calibration is not None else {}
     return HostMeasurement(latency=latency, cosine=cosine, threads=threads)
