@@ -93,8 +93,39 @@ def verdict(name: str, report: dict) -> str:
             f"{chosen['output_cosine']}: {state} ≤ {TARGET_RATIO}×{why}")
 
 
+_FUSION = r'''
+import json, sys, tempfile
+from collections import Counter
+import onnx, onnxruntime as ort
+counts = {}
+for flag in ("default", "1"):
+    options = ort.SessionOptions(); options.log_severity_level = 3
+    with tempfile.TemporaryDirectory() as tmp:
+        options.optimized_model_filepath = f"{tmp}/optimized.onnx"
+        if flag != "default":
+            options.add_session_config_entry("session.qdqisint8allowed", flag)
+        ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
+        ops = Counter(n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node)
+    counts[flag] = {"DequantizeLinear": ops["DequantizeLinear"], "QuantizeLinear": ops["QuantizeLinear"],
+                    "QLinear*": sum(v for k, v in ops.items() if k.startswith("QLinear")),
+                    "float Conv": ops["Conv"] + ops["FusedConv"], "float Add/Mul": ops["Add"] + ops["Mul"]}
+print(json.dumps(counts))
+'''
+
+
+def fusion(qdq: Path) -> dict[str, dict[str, int]]:
+    """Op counts of ONNX Runtime's optimised QDQ model: its x86 default, and ``session.qdqisint8allowed=1``."""
+    done = subprocess.run([sys.executable, "-c", _FUSION, str(qdq)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def fusion_row(name: str, counts: dict[str, dict[str, int]]) -> str:
+    cells = [" / ".join(str(counts[flag][key]) for flag in ("default", "1")) for key in counts["default"]]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
 def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, int]],
-           session: tuple[str, dict[str, int]] | None) -> str:
+           session: tuple[str, dict[str, int]] | None, fused: list[str] | None = None) -> str:
     """The doc section from what has been measured so far."""
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (AVX2; no AVX-512/VNNI "
@@ -105,6 +136,11 @@ def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, i
              *verdicts, "", "Memory (peak RSS of the largest process, MiB):", "",
              "| model | build | largest artifact (MiB) |", "|---|---|---|",
              *[f"| {m} | {rss / 2**20:.0f} | {size / 2**20:.1f} |" for m, rss, size in memory]]
+    if fused:
+        lines += ["", "Does ONNX Runtime fuse the build's QDQ `model_int8.onnx` (int8 activations × int8 weights)? "
+                  "Op counts of its optimised graph, x86 default / with `session.qdqisint8allowed=1`:", "",
+                  "| model | DequantizeLinear | QuantizeLinear | QLinear* | float Conv | float Add/Mul |",
+                  "|---|---|---|---|---|---|", *fused]
     if session is not None:
         lines += ["", f"Runtime session alone, largest model ({session[0]}): " + ", ".join(
             f"`{a}` {rss / 2**20:.0f} MiB" for a, rss in session[1].items())
@@ -131,6 +167,7 @@ def main() -> None:
     table = ["| model | int8 form | fp32 artifact, p50 (ms) | int8 p50 (ms) | int8 ÷ fp32 | output cosine | "
              "threads | top of the op profile |", "|---|---|---|---|---|---|---|---|"]
     verdicts: list[str] = []
+    fused: list[str] = []
     memory: list[tuple[str, int, int]] = []
     largest = None
     with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
@@ -142,20 +179,23 @@ def main() -> None:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
                 continue
             table += rows(model.name, report)
+            folder = next(out.glob("*/host-cpu"))
+            if (folder / "model_int8.onnx").is_file():
+                fused.append(fusion_row(model.name, fusion(folder / "model_int8.onnx")))
             verdicts.append(verdict(model.name, report))
             size = max(a["size_bytes"] for a in report["artifacts"])
             memory.append((model.name, rss, size))
             if largest is None or size > largest[1]:
-                largest = (model.name, size, next(out.glob("*/host-cpu")),
+                largest = (model.name, size, folder,
                            report["performance"].get("deployment_artifact"))
-            text = render(table, verdicts, memory, None)
+            text = render(table, verdicts, memory, None, fused)
             print(text, flush=True)
             if args.write:
                 write(text)
         if largest is not None:
             session = {a: _run([sys.executable, "-c", _SESSION_ONLY, str(largest[2] / a), str(ROOT)], Path(name))[1]
                        for a in ("model.onnx", largest[3]) if a}
-            text = render(table, verdicts, memory, (largest[0], session))
+            text = render(table, verdicts, memory, (largest[0], session), fused)
             print(text, flush=True)
             if args.write:
                 write(text)
