@@ -29,6 +29,7 @@ from edgepipe.cache import BuildCache, CacheKey, digest_of, target_keys
 from edgepipe.config import BuildConfig
 from edgepipe.health import check_artifact
 from edgepipe.output import StagingFolder
+from edgepipe.quantize import quantized_once
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report import BuildReport
 from edgepipe.report.summary import BuildSummary, summarise, write_summary
@@ -177,6 +178,7 @@ def _build_targets(config: BuildConfig, targets: tuple[TargetProfile, ...], root
                    result: BuildResult) -> None:
     """The full pipeline for ``targets``: export once, quantize once per group of equal requirements."""
     names = [t.name for t in targets]
+    quantized_once.forget()
     inputs = validate_inputs(config.model_copy(update={"targets": names}), stages)
     with StagingFolder(root / ".scratch") as scratch:
         assert scratch.path is not None
