@@ -56,22 +56,29 @@ def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: P
     Uses the pre-processed float model the build's QDQ quantization left in
     ``scratch`` when there is one (the same file, not converted twice).
     """
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static  # heavy optional dependency
-
     from edgepipe.quantize.onnx_qdq import calibration_reader, preprocess
 
     name = f"{float_onnx.stem}_prep.onnx"
     prepared = next((p for p in (scratch / "ladder" / name, scratch / name) if p.is_file()), scratch / name)
     preprocess(float_onnx, prepared)
-    prepared = divisions_as_products(prepared, scratch / f"{float_onnx.stem}_host_prep.onnx")
     with open_runner(prepared) as runner:
         names = [spec.name for spec in runner.signature.inputs]
+    return quantize_u8s8(prepared, out, calibration_reader(calibration, names, CALIBRATION_SAMPLES))
+
+
+def quantize_u8s8(float_onnx: Path, out: Path, reader: object) -> Path:
+    """QOperator, uint8 activations × int8 per-channel weights, from ``reader`` (a CalibrationDataReader),
+    after :func:`divisions_as_products`: the one way edgepipe makes this form (build and ``edgepipe bench``)."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static  # heavy optional dependency
+
+    source = divisions_as_products(float_onnx, out.with_name(f".{out.stem}_products.onnx"))
     chatter = io.StringIO()  # the calibrator prints progress to stdout; keep it in the log instead
     with contextlib.redirect_stdout(chatter):
-        quantize_static(str(prepared), str(out), calibration_reader(calibration, names, CALIBRATION_SAMPLES),
-                        quant_format=QuantFormat.QOperator, per_channel=True,
+        quantize_static(str(source), str(out), reader, quant_format=QuantFormat.QOperator, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     log.debug("%s", chatter.getvalue().strip())
+    if source != float_onnx:
+        source.unlink(missing_ok=True)
     return out
 
 

@@ -15,31 +15,27 @@ from pathlib import Path
 
 import numpy as np
 
-from edgepipe.bench.host_forms import MIN_COSINE, HostMeasurement
+from edgepipe.bench.host_forms import MIN_COSINE, QOPERATOR_NAME, HostMeasurement, quantize_u8s8
 from edgepipe.bench.measure import BenchSettings, precision_of, single_stream
 from edgepipe.bench.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
 from edgepipe.latency import LatencyResult
 from edgepipe.perf.report import Int8Form
+from edgepipe.runtimes import open_runner
 
 log = logging.getLogger(__name__)
 #: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
 PROFILE_RUNS = 5
 
-QOPERATOR_NAME = "model_int8_qoperator.onnx"
+__all__ = ["QOPERATOR_NAME", "compare_int8_forms", "forms_table", "make_qoperator"]
 
 
 def make_qoperator(float_onnx: Path, out: Path, samples: list[list[np.ndarray]]) -> Path:
-    """Int8 ONNX in QOperator form (QLinearConv, QGemm…): uint8 activations, int8 per-channel weights.
+    """Int8 ONNX in QOperator form (QLinearConv, QGemm…), uint8 activations × int8 per-channel weights,
+    calibrated on ``samples``: :func:`~edgepipe.bench.host_forms.quantize_u8s8`, as a build makes it."""
+    from onnxruntime.quantization import CalibrationDataReader  # heavy optional dependency
 
-    uint8 activations × int8 weights (U8S8) is the combination ONNX Runtime's x86
-    kernels are fastest on (VPMADDUBSW / VNNI); calibrated on ``samples``.
-    """
-    import onnx
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    model = onnx.load(str(float_onnx))
-    initializers = {init.name for init in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in initializers]
+    with open_runner(float_onnx) as runner:
+        names = [spec.name for spec in runner.signature.inputs]
 
     class _Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -49,9 +45,7 @@ def make_qoperator(float_onnx: Path, out: Path, samples: list[list[np.ndarray]])
             sample = next(self._it, None)
             return None if sample is None else dict(zip(names, sample))
 
-    quantize_static(str(float_onnx), str(out), _Reader(), quant_format=QuantFormat.QOperator,
-                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return out
+    return quantize_u8s8(float_onnx, out, _Reader())
 
 
 def _why_slow(runtime: str, path: Path, feed: list[np.ndarray] | None, threads: int | None) -> list[str]:
