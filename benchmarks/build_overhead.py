@@ -1,139 +1,190 @@
-"""Time ``edgepipe build`` against a plain script making the same library calls, on the reference model.
+"""Time ``edgepipe build`` against the raw tool calls it makes, on the reference model and on real zoo models.
 
-Both run as fresh processes (TensorFlow import included), alternating, several
-times each; the median wall time (s) of each and their ratio are printed and,
-with ``--write``, put into docs/BENCHMARKS.md. The plain script is what a user
-would write by hand: load the .keras model, export ONNX (tf2onnx) and TFLite
-(converter), quantize both to int8 (onnxruntime quantize_static; converter with
-a representative dataset), evaluate the four on the evaluation split and time
-them the same way (5 warm-up + 50 runs). Run: ``python benchmarks/build_overhead.py --runs 5 --write``.
+Every command runs as a fresh process, alternating (edgepipe, raw, [edgepipe --all-targets]) round after
+round, so load drifting on a shared machine hits all of them alike; min/median/max wall time (s) per
+column, the ratio of medians, each build's peak RSS (the largest process of it, from ``wait4``), and
+the stage profile of the last edgepipe build (report.json ``stages``).
+
+- Reference model (``digits``): the raw side is a script making the same library calls by hand: load the
+  .keras model, tf2onnx + TFLite converter, quant_pre_process + quantize_static (QDQ, per-channel),
+  converter with a representative dataset, evaluate and time the four artifacts (5 warm-up + 50 runs).
+- A real ONNX model (a folder with ``edgepipe.toml``, e.g. /work/zoo/ppocr_v5_det): ``edgepipe build``
+  for host-cpu and ethos-u55 vs. the raw calls it wraps: ONNX Runtime quant_pre_process +
+  quantize_static (QDQ, per-channel, int8) and onnx2tf float + full-integer TFLite with the same
+  calibration data, on the static-shape float ONNX edgepipe exports (made once, untimed).
+
+Run: ``python benchmarks/build_overhead.py --runs 5 --all-targets --write digits /work/zoo/ppocr_v5_det``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+BEGIN, END = "<!-- build_overhead.py:begin -->", "<!-- build_overhead.py:end -->"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from doc_sections import BENCHMARKS_MD, provenance, spread, write_section  # noqa: E402
-
-PLAIN = r'''
-import os, sys, time, statistics, tempfile
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-import numpy as np, keras, tensorflow as tf, tf2onnx, onnx, onnxruntime as ort
-from onnxruntime.quantization import quantize_static, QuantFormat, QuantType, CalibrationDataReader
-from onnxruntime.quantization.shape_inference import quant_pre_process
-from ai_edge_litert.interpreter import Interpreter
-root, out = sys.argv[1], sys.argv[2]
-model = keras.saving.load_model(f"{root}/models/digits_cnn/digits_cnn.keras", compile=False, safe_mode=True)
-calib = np.load(f"{root}/calib/digits/calibration.npz")["input"]
-ev = np.load(f"{root}/calib/digits/evaluation.npz"); x, y = ev["input"], ev["labels"]
-spec = (tf.TensorSpec((1, 8, 8, 1), tf.float32, name="input"),)
-fn = tf.function(lambda t: model(t, training=False), input_signature=spec)
-proto, _ = tf2onnx.convert.from_function(fn, input_signature=spec, opset=17)
-onnx.save(proto, f"{out}/model.onnx")
-model.export(f"{out}/sm", format="tf_saved_model", input_signature=list(spec), verbose=False)
-open(f"{out}/model.tflite", "wb").write(tf.lite.TFLiteConverter.from_saved_model(f"{out}/sm").convert())
-quant_pre_process(f"{out}/model.onnx", f"{out}/prep.onnx")
-class R(CalibrationDataReader):
-    def __init__(self): self.it = iter(calib)
-    def get_next(self):
-        s = next(self.it, None); return None if s is None else {"input": s[None]}
-quantize_static(f"{out}/prep.onnx", f"{out}/model_int8.onnx", R(), quant_format=QuantFormat.QDQ,
-                per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
-conv = tf.lite.TFLiteConverter.from_saved_model(f"{out}/sm")
-conv.optimizations = [tf.lite.Optimize.DEFAULT]
-conv.representative_dataset = lambda: ([s[None]] for s in calib)
-conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-conv.inference_input_type = conv.inference_output_type = tf.int8
-open(f"{out}/model_int8.tflite", "wb").write(conv.convert())
-def onnx_run(path):
-    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"]); return lambda a: s.run(None, {"input": a})[0]
-def tfl_run(path):
-    it = Interpreter(model_path=path); it.allocate_tensors()
-    i, o = it.get_input_details()[0], it.get_output_details()[0]
-    def run(a):
-        si, zi = i["quantization"]
-        it.set_tensor(i["index"], a if not si else np.clip(np.round(a / si) + zi, -128, 127).astype(np.int8))
-        it.invoke(); r = it.get_tensor(o["index"]); so, zo = o["quantization"]
-        return r if not so else (r.astype(np.float32) - zo) * so
-    return run
-for name, make in [("model.onnx", onnx_run), ("model.tflite", tfl_run), ("model_int8.onnx", onnx_run),
-                   ("model_int8.tflite", tfl_run)]:
-    run = make(f"{out}/{name}")
-    acc = np.mean([run(x[i:i + 1]).argmax() == y[i] for i in range(len(x))])
-    for _ in range(5): run(x[:1])
-    t = []
-    for _ in range(50):
-        s = time.perf_counter(); run(x[:1]); t.append(time.perf_counter() - s)
-    print(name, acc, statistics.median(t))
-'''
+from build_overhead_raw import RAW_KERAS, RAW_ONNX  # noqa: E402 - the scripts live beside this one
 
 
-def _timed(cmd: list[str], cwd: Path) -> float:
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
+    """Wall time (s) and peak RSS (bytes, largest process of the command) of one fresh process."""
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
-    return time.perf_counter() - start
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 2):  # 2: the build's gate failed; its timing still counts
+        raise RuntimeError(f"{' '.join(cmd[:4])} … exited {proc.returncode}: {err[-2000:]}")
+    return seconds, usage.ru_maxrss * 1024
 
 
 def _stage_seconds(report: Path) -> dict[str, float]:
-    """Seconds per stage name (summed over repeats) from a build's report.json."""
-    import json
-
+    """Seconds per stage name (targets folded together) from a build's report.json."""
     totals: dict[str, float] = {}
     for stage in json.loads(report.read_text())["stages"]:
-        totals[stage["name"]] = totals.get(stage["name"], 0.0) + stage["seconds"]
+        name = stage["name"].split(":")[0]
+        totals[name] = totals.get(name, 0.0) + stage["seconds"]
     return totals
+
+
+def _edgepipe_cmd(model: str, out: Path, all_targets: bool) -> list[str]:
+    exe = str(Path(sys.executable).with_name("edgepipe"))
+    targets = ["--all-targets"] if all_targets else ["-t", "host-cpu", "-t", "ethos-u55"]
+    config = [] if model == "digits" else ["--config", str(Path(model) / "edgepipe.toml")]
+    return [exe, "build", "--quiet", "--no-cache", *config, *targets, "--output", str(out)]
+
+
+def _prepare_raw(model: str, tmp: Path, env: dict[str, str]) -> list[str]:
+    """The raw command for ``model``; for a real model, first (untimed) the static float ONNX edgepipe's
+    loader makes of it and its calibration arrays, with edgepipe's own loader and preprocessing."""
+    if model == "digits":
+        script = tmp / "raw_keras.py"
+        script.write_text(RAW_KERAS)
+        return [sys.executable, str(script), str(ROOT), "{out}"]
+    subprocess.run([sys.executable, "-c", _DUMP_CALIB, str(Path(model) / "edgepipe.toml"), str(tmp / "calib")],
+                   env=env, check=True)
+    script = tmp / "raw_onnx.py"
+    script.write_text(RAW_ONNX)
+    return [sys.executable, str(script), str(tmp / "calib" / "model.onnx"), str(tmp / "calib"), "{out}"]
+
+
+_DUMP_CALIB = r'''
+import sys, numpy as np
+from pathlib import Path
+from edgepipe.config import load_config
+from edgepipe.stage_log import StageLog
+from edgepipe.stages.inputs import validate_inputs
+config = load_config(Path(sys.argv[1]))
+inputs = validate_inputs(config, StageLog(None))
+out = Path(sys.argv[2]); out.mkdir(exist_ok=True)
+import onnx
+from edgepipe.export.onnx_constants import constants_to_initializers
+model = onnx.ModelProto(); model.CopyFrom(inputs.model.handle); constants_to_initializers(model)
+onnx.save(model, str(out / "model.onnx"))
+for spec, array in zip(inputs.model.signature.inputs, inputs.calibration.inputs):
+    np.save(out / f"{spec.name}.npy", np.asarray(array))
+'''
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+
+
+def measure(model: str, runs: int, all_targets: bool,
+            done: Callable[[list[str]], None] = lambda lines: None) -> list[str]:
+    """Alternating runs for one model; the Markdown lines of its section (also given to ``done`` after each
+    round, so a long measurement on a busy machine leaves its completed rounds behind)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    columns: dict[str, list[float]] = {"raw": [], "edgepipe": []} | ({"all": []} if all_targets else {})
+    rss: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="build-overhead-") as name:
+        tmp = Path(name)
+        raw = _prepare_raw(model, tmp, env)
+        for i in range(runs):
+            for column in columns:
+                out = tmp / f"{column}{i}"
+                if column == "raw":
+                    out.mkdir()
+                    cmd = [str(out) if a == "{out}" else a for a in raw]
+                else:
+                    cmd = _edgepipe_cmd(model, out, column == "all")
+                seconds, peak = _timed(cmd, tmp, env)
+                columns[column].append(seconds)
+                rss[column] = max(rss.get(column, 0), peak)
+            report = next((tmp / f"edgepipe{i}").glob("*/host-cpu/report.json"))
+            lines = _section(model, columns, rss, _stage_seconds(report))
+            done(lines)
+    return lines
+
+
+def _section(model: str, columns: dict[str, list[float]], rss: dict[str, int], stages: dict[str, float]) -> list[str]:
+    all_targets = "all" in columns
+    label = "reference model digits_cnn (Keras)" if model == "digits" else f"{Path(model).name} (ONNX)"
+    median = {c: statistics.median(v) for c, v in columns.items()}
+    lines = [f"### {label}", "", f"{len(columns['raw'])} alternating rounds.", "",
+             "| command | min / median / max (s) | peak RSS (MiB) |", "|---|---|---|",
+             f"| `edgepipe build` host-cpu + ethos-u55 | {_spread(columns['edgepipe'])} | "
+             f"{rss['edgepipe'] / 2**20:.0f} |",
+             f"| raw tool calls it wraps | {_spread(columns['raw'])} | {rss['raw'] / 2**20:.0f} |"]
+    if all_targets:
+        lines.append(f"| `edgepipe build --all-targets` | {_spread(columns['all'])} | {rss['all'] / 2**20:.0f} |")
+    lines += ["", f"**edgepipe / raw (medians): {median['edgepipe'] / median['raw']:.2f}×**"
+              + (f"; `--all-targets` / raw: {median['all'] / median['raw']:.2f}×." if all_targets else "."), "",
+              "Stages of the last `edgepipe build` (s): " + ", ".join(f"{n} {s:.1f}" for n, s in stages.items()), ""]
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+", help="'digits' or a folder with edgepipe.toml and an ONNX model")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--all-targets", action="store_true", help="also time `edgepipe build --all-targets`")
+    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
     args = parser.parse_args()
-    edgepipe = str(Path(sys.executable).with_name("edgepipe"))
-    tool, plain = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "plain.py"
-        script.write_text(PLAIN)
-        for i in range(args.runs):
-            out = Path(tmp) / f"plain{i}"
-            out.mkdir()
-            plain.append(_timed([sys.executable, str(script), str(ROOT), str(out)], Path(tmp)))
-            tool.append(_timed([edgepipe, "build", "--quiet", "--no-cache", "--output", str(Path(tmp) / f"ep{i}")],
-                               Path(tmp)))
-        stages = _stage_seconds(Path(tmp) / f"ep{args.runs - 1}" / "digits_cnn" / "host-cpu" / "report.json")
-    ratio = statistics.median(tool) / statistics.median(plain)
-    lines = [
-        provenance("build_overhead.py", f"{len(tool)} alternating runs each, fresh processes"),
-        "",
-        "| | wall time min / median / max (s) | runs (s) |",
-        "|---|---|---|",
-        f"| `edgepipe build` (host-cpu, full pipeline + report) | {spread(tool, '{:.2f}')} | "
-        f"{', '.join(f'{t:.2f}' for t in tool)} |",
-        f"| plain script, same library calls | {spread(plain, '{:.2f}')} | "
-        f"{', '.join(f'{t:.2f}' for t in plain)} |",
-        "",
-        f"**Ratio of the medians, edgepipe / plain: {ratio:.2f}×** (aim: ≤ 1.3×).",
-        "",
-        "Where the last `edgepipe build` spent its time (report.json `stages`, s). The plain script does",
-        "load, export, quantize, evaluate and latency only; the rest is analysis a default build adds.",
-        "",
-        "| stage | s |",
-        "|---|---|",
-        *[f"| {name} | {sec:.2f} |" for name, sec in stages.items()],
-    ]
-    text = "\n".join(lines)
-    print(text)
-    if args.write:
-        write_section(BENCHMARKS_MD, "build_overhead.py", text)
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
+             f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, **shared with other "
+             f"jobs** (absolute times drift; the ratios come from the same alternating rounds: raw, then edgepipe). "
+             f"Up to {args.runs} rounds, fresh processes, `--no-cache`.", ""]
+    sections: dict[str, list[str]] = {}
+    for model in args.models:
+
+        def done(section: list[str], model: str = model) -> None:
+            sections[model] = section
+            print("\n".join(section), flush=True)
+            if args.write:
+                write_sections([model], lines[:2], sections)
+
+        measure(model, args.runs, args.all_targets, done)
+
+
+def write_sections(models: list[str], header: list[str], sections: dict[str, list[str]]) -> None:
+    """Each model's lines between its own markers in docs/PERFORMANCE.md (other models' sections stay)."""
+    doc = DOC.read_text(encoding="utf-8")
+    if BEGIN not in doc:
+        doc += f"\n## Build time: edgepipe vs the raw tool calls (`benchmarks/build_overhead.py`)\n\n{BEGIN}\n{END}\n"
+    for model in models:
+        key = "digits" if model == "digits" else Path(model).name
+        begin, end = f"<!-- build_overhead.py:{key}:begin -->", f"<!-- build_overhead.py:{key}:end -->"
+        block = "\n".join([begin, *header, *sections[model], end])
+        if begin in doc:
+            doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _, b=block: b, doc, flags=re.S)
+        else:
+            doc = doc.replace(END, f"{block}\n{END}")
+    DOC.write_text(doc, encoding="utf-8")
 
 
 if __name__ == "__main__":

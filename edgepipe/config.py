@@ -60,6 +60,8 @@ class LatencyConfig(_Strict):
 
     warmup: int = Field(5, ge=0, le=10_000, description="Untimed runs before measuring.")
     runs: int = Field(50, ge=1, le=100_000, description="Timed runs; the median is reported (ms).")
+    threads: int | None = Field(1, ge=1, le=1024, description="Intra-op threads of every timed session "
+                                "(one thread: stable fp32-vs-int8 ratios on a shared host); unset: runtime default.")
 
 
 class LimitsConfig(_Strict):
@@ -138,6 +140,9 @@ class QuantizationConfig(_Strict):
     mixed_budget: float = Field(0.25, gt=0.0, le=1.0, description="Largest share of layers mixed precision keeps.")
     qat_epochs: int = Field(3, ge=1, le=1000, description="QAT fine-tuning epochs.")
     qat_learning_rate: float = Field(1e-4, gt=0.0, le=1.0, description="QAT Adam learning rate.")
+    sensitivity: Literal["auto", "always"] = Field(
+        "auto", description="Per-layer sensitivity: 'auto' only when the ladder needs it (mixed precision, or "
+                            "no step met the threshold); 'always' also when plain PTQ already met it.")
 
 
 class BuildConfig(_Strict):

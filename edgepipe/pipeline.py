@@ -30,6 +30,7 @@ from edgepipe.config import BuildConfig
 from edgepipe.gate import GateResult, apply_baseline, load_baseline
 from edgepipe.health import check_artifact
 from edgepipe.output import StagingFolder
+from edgepipe.quantize import quantized_once
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report import BuildReport
 from edgepipe.report.summary import BuildSummary, summarise, write_summary
@@ -37,6 +38,7 @@ from edgepipe.report.writer import REPORT_JSON, write_report
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.evaluate import evaluate_stage
 from edgepipe.stages.export import export_stage
+from edgepipe.stages.host_forms import host_forms_stage, host_measurement, needs_host_forms
 from edgepipe.stages.inputs import BuildInputs, validate_inputs
 from edgepipe.stages.latency import latency_stage
 from edgepipe.stages.per_target import TARGET_STAGES, TargetContext, run_target_stages
@@ -86,9 +88,10 @@ def model_folder(config: BuildConfig) -> Path:
     return config.output / name
 
 
-def planned_stage_count(targets: int, groups: int = 1) -> int:
-    """How many stages a build of ``targets`` targets in ``groups`` quantization groups reports to its listener."""
-    return 2 + 3 * groups + targets * (1 + len(TARGET_STAGES))
+def planned_stage_count(targets: int, groups: int = 1, host_groups: int = 0) -> int:
+    """How many stages a build of ``targets`` targets in ``groups`` quantization groups reports to its listener
+    (``host_groups`` of them with a host-cpu target add the host int8 forms)."""
+    return 2 + 3 * groups + host_groups + targets * (1 + len(TARGET_STAGES))
 
 
 def produce_artifacts(inputs: BuildInputs, scratch: Path, stages: StageLog, *, quantize: bool = True,
@@ -156,15 +159,19 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
         check_artifact(artifact, inputs.model.signature)
     artifacts = floats + quantized
     accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages)
-    latency = latency_stage(inputs, artifacts, config, stages)
+    forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages)
+    latency = latency_stage(inputs, artifacts + forms, config, stages)
+    measured = host_measurement(inputs, cosine, latency, config.latency.threads)
     for target in inputs.targets:
         with stages.stage(f"report:{target.name}"), StagingFolder(root / target.name) as staged:
             assert staged.path is not None
-            for artifact in artifacts:
+            mine = artifacts + forms if target.device_class == "cpu" else artifacts  # host forms: host-cpu only
+            for artifact in mine:
                 shutil.copyfile(artifact.path, staged.path / artifact.key)
-            sections = run_target_stages(TargetContext(inputs, target, tuple(artifacts), staged.path, stages))
+            sections = run_target_stages(TargetContext(inputs, target, tuple(mine), staged.path, stages, measured))
             sections["quantization"] = ladder
-            report = make_report(inputs, target, artifacts, accuracy, latency, stages, sections)
+            timed = {a.key: latency[a.key] for a in mine if a.key in latency}
+            report = make_report(inputs, target, mine, accuracy, timed, stages, sections)
             write_report(report, staged.path)
             result.folders[target.name] = staged.commit()
             result.reports[target.name] = report
@@ -175,6 +182,7 @@ def _build_targets(config: BuildConfig, targets: tuple[TargetProfile, ...], root
                    result: BuildResult) -> None:
     """The full pipeline for ``targets``: export once, quantize once per group of equal requirements."""
     names = [t.name for t in targets]
+    quantized_once.forget()
     inputs = validate_inputs(config.model_copy(update={"targets": names}), stages)
     with StagingFolder(root / ".scratch") as scratch:
         assert scratch.path is not None
@@ -237,7 +245,8 @@ def run_build(config: BuildConfig, listener: Listener | None = None, *,
                if cache is not None and (entry := cache.lookup(key)) is not None}
     missing = tuple(p for p in profiles if p.name not in entries)
     if listener is not None and missing:
-        listener("plan", str(planned_stage_count(len(missing), len(quantization_groups(config, missing)))))
+        groups = quantization_groups(config, missing)
+        listener("plan", str(planned_stage_count(len(missing), len(groups), sum(map(needs_host_forms, groups)))))
     elif listener is not None:
         listener("plan", str(len(entries)))
     built = BuildResult(root=root)

@@ -3,8 +3,9 @@
 Int8 is not automatically faster on a host CPU: XNNPACK may leave int8 ops to
 LiteRT's slower built-in kernels, and ONNX Runtime runs the QDQ form only as fast
 as the QuantizeLinear/DequantizeLinear pairs it manages to fuse. All forms and
-their fp32 originals are timed in one interleaved run; the report names the
-fastest and, for each, why it is slow.
+their fp32 originals are timed in one interleaved session (a build's latency
+stage, or ``edgepipe bench --int8-forms``); the table is read from that session
+alone, names the fastest faithful form and, for each, why it is slow.
 """
 
 from __future__ import annotations
@@ -14,27 +15,27 @@ from pathlib import Path
 
 import numpy as np
 
-from edgepipe.bench.measure import ArtifactTiming, BenchSettings, single_stream
+from edgepipe.bench.host_forms import MIN_COSINE, QOPERATOR_NAME, HostMeasurement, quantize_u8s8
+from edgepipe.bench.measure import BenchSettings, precision_of, single_stream
 from edgepipe.bench.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
+from edgepipe.latency import LatencyResult
 from edgepipe.perf.report import Int8Form
+from edgepipe.runtimes import open_runner
 
 log = logging.getLogger(__name__)
+#: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
+PROFILE_RUNS = 5
 
-QOPERATOR_NAME = "model_int8_qoperator.onnx"
+__all__ = ["QOPERATOR_NAME", "compare_int8_forms", "forms_table", "make_qoperator"]
 
 
 def make_qoperator(float_onnx: Path, out: Path, samples: list[list[np.ndarray]]) -> Path:
-    """Int8 ONNX in QOperator form (QLinearConv, QGemm…): uint8 activations, int8 per-channel weights.
+    """Int8 ONNX in QOperator form (QLinearConv, QGemm…), uint8 activations × int8 per-channel weights,
+    calibrated on ``samples``: :func:`~edgepipe.bench.host_forms.quantize_u8s8`, as a build makes it."""
+    from onnxruntime.quantization import CalibrationDataReader  # heavy optional dependency
 
-    uint8 activations × int8 weights (U8S8) is the combination ONNX Runtime's x86
-    kernels are fastest on (VPMADDUBSW / VNNI); calibrated on ``samples``.
-    """
-    import onnx
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    model = onnx.load(str(float_onnx))
-    initializers = {init.name for init in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in initializers]
+    with open_runner(float_onnx) as runner:
+        names = [spec.name for spec in runner.signature.inputs]
 
     class _Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -44,17 +45,50 @@ def make_qoperator(float_onnx: Path, out: Path, samples: list[list[np.ndarray]])
             sample = next(self._it, None)
             return None if sample is None else dict(zip(names, sample))
 
-    quantize_static(str(float_onnx), str(out), _Reader(), quant_format=QuantFormat.QOperator,
-                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return out
+    return quantize_u8s8(float_onnx, out, _Reader())
 
 
-def _why_slow(timing: ArtifactTiming, path: Path, feed: list[np.ndarray] | None) -> list[str]:
-    if timing.runtime == "litert":
+def _why_slow(runtime: str, path: Path, feed: list[np.ndarray] | None, threads: int | None) -> list[str]:
+    if runtime == "litert":
         rejected = xnnpack_rejected_ops(path)
         return [f"not taken by XNNPACK: {op}" for op in rejected] or ["XNNPACK takes every op"]
-    shares = ort_time_by_op_type(path, feed)
+    shares = ort_time_by_op_type(path, feed, runs=PROFILE_RUNS, threads=threads)
     return [f"{op}: {100 * share:.0f}% of node time" for op, share in list(shares.items())[:4]]
+
+
+def _fp32_key(key: str, runtime: str, latency: dict[str, LatencyResult], precision: dict[str, str]) -> str | None:
+    same = [k for k, r in latency.items() if precision[k] == "fp32" and r.runtime == runtime]
+    return same[0] if same else None
+
+
+def forms_table(paths: dict[str, Path], measured: HostMeasurement, feed: list[np.ndarray] | None = None,
+                precision: dict[str, str] | None = None) -> tuple[list[Int8Form], str | None]:
+    """The int8-forms table from one measurement session, and the deployment artifact.
+
+    Every p50 and every ratio is read from ``measured.latency`` — the same numbers
+    the artifacts table shows — so the two tables cannot disagree. The deployment
+    artifact is the fastest form whose output cosine is at least :data:`MIN_COSINE`
+    (with no cosine known, the fastest form).
+    """
+    precision = precision or {k: precision_of(p) for k, p in paths.items()}
+    forms = []
+    for key, timing in measured.latency.items():
+        if precision.get(key) != "int8" or key not in paths:
+            continue
+        base_key = _fp32_key(key, timing.runtime, measured.latency, precision)
+        base = measured.latency[base_key].median_ms if base_key else None
+        forms.append(Int8Form(artifact=key, runtime=timing.runtime, p50_ms=timing.median_ms,
+                              p90_ms=timing.p90_ms if timing.p90_ms is not None else timing.median_ms,
+                              ratio_to_fp32=timing.median_ms / base if base else None,
+                              fp32_artifact=base_key, threads=measured.threads,
+                              output_cosine=measured.cosine.get(key),
+                              slow_ops=_why_slow(timing.runtime, paths[key], feed, measured.threads)))
+    faithful = [f for f in forms if f.output_cosine is not None and f.output_cosine >= MIN_COSINE]
+    if not measured.cosine:
+        faithful = forms
+    fastest = min(faithful, key=lambda f: f.p50_ms).artifact if faithful else None
+    log.info("deployment int8 form on this host: %s", fastest)
+    return forms, fastest
 
 
 def compare_int8_forms(artifacts: dict[str, Path], settings: BenchSettings,
@@ -62,18 +96,9 @@ def compare_int8_forms(artifacts: dict[str, Path], settings: BenchSettings,
     """Time the int8 forms among ``artifacts`` (key → file) next to their fp32 originals; returns forms, fastest.
 
     Keys ending in ``.onnx``/``.tflite`` choose the runtime; ``int8`` in a key marks an int8 form.
+    One interleaved session through the shared timing loop.
     """
-    paths = list(artifacts.values())
-    timings = single_stream(paths, settings, inputs=feed)
-    fp32 = {t.runtime: t.stats.p50_ms for t in timings if t.precision == "fp32"}
-    forms = []
-    for timing, path in zip(timings, paths):
-        if timing.precision != "int8":
-            continue
-        base = fp32.get(timing.runtime)
-        forms.append(Int8Form(artifact=timing.artifact, runtime=timing.runtime, p50_ms=timing.stats.p50_ms,
-                              p90_ms=timing.stats.p90_ms, ratio_to_fp32=timing.stats.p50_ms / base if base else None,
-                              slow_ops=_why_slow(timing, path, feed)))
-    fastest = min(forms, key=lambda f: f.p50_ms).artifact if forms else None
-    log.info("fastest int8 form on this host: %s", fastest)
-    return forms, fastest
+    timings = single_stream(list(artifacts.values()), settings, inputs=feed)
+    session = f"{len(timings)} artifacts, threads={settings.threads or 'default'}"
+    latency = {key: LatencyResult.from_timing(t, settings.threads, session) for key, t in zip(artifacts, timings)}
+    return forms_table(artifacts, HostMeasurement(latency=latency, threads=settings.threads), feed)

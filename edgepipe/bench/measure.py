@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,10 +81,16 @@ def sample_inputs(runner: Runner, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
-def _timed(runner: Runner, inputs: list[np.ndarray]) -> float:
+def time_ms(call: Callable[[], object], repeat: int = 1) -> float:
+    """Wall time of one ``call()`` (ms), averaged over ``repeat`` back-to-back calls: edgepipe's one timer."""
     start = time.perf_counter_ns()
-    runner.infer(inputs)
-    return (time.perf_counter_ns() - start) / 1e6
+    for _ in range(repeat):
+        call()
+    return (time.perf_counter_ns() - start) / 1e6 / repeat
+
+
+def _timed(runner: Runner, inputs: list[np.ndarray]) -> float:
+    return time_ms(lambda: runner.infer(inputs))
 
 
 def single_stream(paths: list[Path], settings: BenchSettings, runtime: str | None = None,

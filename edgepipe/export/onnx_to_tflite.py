@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 
 TIMEOUT_S = 900
 _ONNX2TF_MAIN = "from onnx2tf import main; main()"
+#: Every ONNX file onnx2tf was started on in this process, in order: a build converts its model once
+#: (float and full-integer TFLite from one run), which the build-performance tests count here.
+RUNS: list[Path] = []
 
 
 class ConversionError(Exception):
@@ -97,6 +100,7 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch), integer)
     log.info("running onnx2tf on %s", onnx_path.name)
+    RUNS.append(onnx_path)
     try:
         done = subprocess.run(args, capture_output=True, text=True, env=_environment(), timeout=TIMEOUT_S,
                               cwd=scratch, check=False)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from edgepipe.bench.measure import time_ms
 
 #: Op kernels timed on their own: (op type, attributes, input shape).
 KERNELS: list[tuple[str, dict[str, Any], list[int]]] = [
@@ -127,10 +128,7 @@ class HostProbes:
             repeat = 10 if name in ("add1", "add65", "runner") else 1
             if name != "op:LRN":  # too slow to run twice; spilled out of cache anyway
                 call()  # warm its weights back into cache: the round before ran every other probe
-            start = time.perf_counter_ns()
-            for _ in range(repeat):
-                call()
-            times[name] = (time.perf_counter_ns() - start) / 1e6 / repeat
+            times[name] = time_ms(call, repeat)
         return times
 
     def rates(self, rounds: list[dict[str, float]]) -> dict[str, Any]:

@@ -89,6 +89,9 @@ class Int8Form(_Record):
     p50_ms: float
     p90_ms: float
     ratio_to_fp32: float | None = Field(description="p50 ÷ p50 of the fp32 artifact of the same runtime.")
+    fp32_artifact: str | None = Field(None, description="The fp32 artifact of that ratio (same measurement session).")
+    threads: int | None = Field(None, description="Intra-op threads of the session (None: runtime default).")
+    output_cosine: float | None = Field(None, description="Output cosine vs the fp32 original on calibration data.")
     slow_ops: list[str] = Field(default_factory=list,
                                 description="Why it is slow: ops the fast path does not take, or the costliest.")
     kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")

@@ -21,20 +21,16 @@ from edgepipe.targets.performance import PerformanceSpec
 
 log = logging.getLogger(__name__)
 
-#: Host timing inside a build: short, because the build already times every artifact once.
-HOST_BUDGET_S = 2.0
+def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
+    """The int8-forms table, read from the build's one measurement session (no second timing)."""
+    from edgepipe.bench.int8_forms import forms_table
 
-
-def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list[Int8Form], str | None]:
-    artifacts = {a.key: a.path for a in context.artifacts}
+    if context.measured is None:
+        return [], None
     data = context.inputs.calibration
-    float_onnx = artifacts.get("model.onnx")
-    if float_onnx is not None and data is not None:
-        # always written (same bytes for the same inputs), so the folder's contents never depend on timing
-        samples = list(data.samples(limit=64))
-        artifacts[QOPERATOR_NAME] = make_qoperator(float_onnx, context.folder / QOPERATOR_NAME, samples)
-    settings = BenchSettings(warmup=5, max_samples=200, budget_s=HOST_BUDGET_S)
-    return compare_int8_forms(artifacts, settings)
+    feed = next(data.samples()) if data is not None else None
+    paths = {a.key: a.path for a in context.artifacts}
+    return forms_table(paths, context.measured, feed, {a.key: a.precision for a in context.artifacts})
 
 
 def host_performance(context: TargetContext, spec: PerformanceSpec) -> PerformanceReport | None:

@@ -101,7 +101,7 @@ def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationRepo
             break
     final = _final(results)
     met = final is not None and final.outcome.status == "met"
-    if not met and not context.sensitivity:
+    if not context.sensitivity and (not met or context.settings.sensitivity == "always"):
         measure_sensitivity(context)
     report = QuantizationReport(
         threshold_points=context.threshold, metric="top1" if context.labelled else "label_free",

@@ -44,6 +44,8 @@ class LadderSettings:
     qat_epochs: int = 3
     qat_learning_rate: float = 1e-4
     sensitivity_samples: int = 64
+    #: Per-layer sensitivity: "auto" only when the ladder misses its threshold, "always" on request.
+    sensitivity: str = "auto"
     #: Selection samples each candidate is scored on at most when label-free (it keeps every output);
     #: a labelled selection split is always used whole.
     selection_samples: int = 64

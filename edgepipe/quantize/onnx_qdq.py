@@ -16,6 +16,7 @@ from typing import Any
 from edgepipe.data import Dataset
 from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
+from edgepipe.quantize import quantized_once
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,9 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
+    memo = quantized_once.memo_key(float_path, recipe, calibration, only_nodes)
+    if quantized_once.reuse(memo, out_path) is not None:
+        return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     model = onnx.load(str(prepared))
     activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QInt16
@@ -113,4 +117,5 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
         )
     log.debug("%s", chatter.getvalue().strip())
     log.info("quantized %s -> %s (%s)", float_path.name, out_path.name, recipe.label)
+    quantized_once.remember(memo, out_path)
     return out_path

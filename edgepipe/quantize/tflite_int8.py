@@ -17,6 +17,7 @@ import numpy as np
 from edgepipe.data import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.export.to_tflite import tflite_converter
+from edgepipe.quantize import quantized_once
 from edgepipe.quantize.recipe import QuantRecipe
 
 
@@ -57,6 +58,9 @@ def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe
     int16 activations use the converter's 16x8 op set with int16 input and
     output; layers in ``recipe.keep_float`` (output tensor names) stay float.
     """
+    memo = quantized_once.memo_key(graph, recipe, calibration)
+    if quantized_once.reuse(memo, out_path) is not None:
+        return out_path
     converter = int8_converter(graph, calibration, recipe)
     from edgepipe.native_logs import native_stderr_to_log
 

@@ -63,6 +63,7 @@ class LatencyDetail(_Record):
     ci_low_ms: float | None = Field(None, description="Lower bound of the 95% confidence interval of the median (ms).")
     ci_high_ms: float | None = Field(None, description="Upper bound of the 95% confidence interval of the median (ms).")
     kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
+    threads: int | None = Field(None, description="Intra-op threads of the measurement session (None: default).")
 
 
 class StageInfo(_Record):

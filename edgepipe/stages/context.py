@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
+from edgepipe.bench.host_forms import HostMeasurement
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
 from edgepipe.targets import TargetProfile
@@ -22,6 +23,7 @@ class TargetContext:
     artifacts: tuple[Artifact, ...]
     folder: Path
     stages: StageLog
+    measured: HostMeasurement | None = None  # the build's one host measurement session (latency, int8 fidelity)
 
 
 #: A per-target stage: ``context -> (report field name, section)``.

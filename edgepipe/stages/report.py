@@ -40,7 +40,8 @@ def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Arti
         accuracy=accuracy,
         latency_ms={k: round(v.median_ms, 4) for k, v in latency.items()},
         latency={k: LatencyDetail(runtime=v.runtime, median_ms=v.median_ms, min_ms=v.min_ms, runs=v.runs,
-                                  init_ms=v.init_ms, ci_low_ms=v.ci_low_ms, ci_high_ms=v.ci_high_ms)
+                                  init_ms=v.init_ms, ci_low_ms=v.ci_low_ms, ci_high_ms=v.ci_high_ms,
+                                  threads=v.threads)
                  for k, v in latency.items()},
         stages=[StageInfo(name=r.name, status=r.status, seconds=round(r.seconds, 3), detail=r.detail)
                 for r in stages.records],

@@ -50,3 +50,63 @@ def test_every_npu_target_estimates_the_reference_model(reference_build):
         report = predict(artifact, profile)
         assert len(report.modes) >= 2 and all(m.energy_mj > 0 for m in report.modes), name
         assert report.delegate.total_ms > 0
+
+
+def _report(folder):
+    return json.loads((folder / "report.json").read_text())
+
+
+def test_artifacts_and_int8_forms_tables_come_from_one_session(reference_build):
+    """Every int8 form's p50 and its fp32 base are the artifacts table's own numbers, at one thread count."""
+    proc, folder = reference_build
+    assert proc.returncode == 0, proc.stderr
+    report = _report(folder)
+    latency = report["latency"]
+    assert set(latency) == {a["path"] for a in report["artifacts"]}  # the QOperator form is listed too
+    assert {d["threads"] for d in latency.values()} == {1}
+    forms = report["performance"]["int8_forms"]
+    assert {f["artifact"] for f in forms} == {"model_int8.onnx", "model_int8.tflite", "model_int8_qoperator.onnx"}
+    for form in forms:
+        base = latency[form["fp32_artifact"]]
+        assert form["p50_ms"] == latency[form["artifact"]]["median_ms"]
+        assert form["ratio_to_fp32"] == pytest.approx(form["p50_ms"] / base["median_ms"], rel=1e-12)
+        assert form["threads"] == 1 and form["fp32_artifact"] in ("model.onnx", "model.tflite")
+        assert 0.9 < form["output_cosine"] <= 1.0 + 1e-9
+    assert report["quantization"]["sensitivity"] == []  # PTQ met the threshold: no per-layer pass
+
+
+def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_build):
+    """The table reads only the session it is given; a fast form below cosine 0.99 is never deployed."""
+    from edgepipe.bench.host_forms import HostMeasurement
+    from edgepipe.bench.int8_forms import forms_table
+    from edgepipe.latency import LatencyResult
+
+    _, folder = reference_build
+    names = ["model.onnx", "model_int8.onnx", "model_int8_qoperator.onnx"]
+    paths = {name: folder / name for name in names}
+    times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qoperator.onnx": 1.0}
+    latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
+                                threads=1, session="s") for k, v in times.items()}
+    cosine = {"model_int8.onnx": 0.999, "model_int8_qoperator.onnx": 0.95}
+    forms, deployed = forms_table(paths, HostMeasurement(latency=latency, cosine=cosine, threads=1))
+    assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qoperator.onnx": 0.5}
+    assert deployed == "model_int8.onnx"
+    assert all(f.slow_ops and f.slow_ops[0].endswith("% of node time") for f in forms)
+
+
+@pytest.mark.slow
+def test_onnx_build_for_two_targets_runs_onnx2tf_once(reference_build, reference_data, tmp_path):
+    """Float and full-integer TFLite come from one onnx2tf run, shared by every target of the build."""
+    from edgepipe.cli import main
+    from edgepipe.export import onnx_to_tflite
+
+    _, folder = reference_build
+    onnx_to_tflite.RUNS.clear()
+    code = main(["build", "-q", "--no-cache", "-m", str(folder / "model.onnx"),
+                 "--calib", str(reference_data / "calibration.npz"), "--eval", str(reference_data / "evaluation.npz"),
+                 "--threshold", "5", "-t", "host-cpu", "-t", "ethos-u55", "-o", str(tmp_path)])
+    assert code == 0
+    assert len(onnx_to_tflite.RUNS) == 1
+    for target in ("host-cpu", "ethos-u55"):
+        report = json.loads((tmp_path / "model" / target / "report.json").read_text())
+        assert {"model.tflite", "model_int8.tflite"} <= {a["path"] for a in report["artifacts"]}, target

@@ -106,7 +106,7 @@ def test_reference_model_stops_at_step_a(reference_build) -> None:
     assert proc.returncode == 0, proc.stderr
     ladder = json.loads((folder / "report.json").read_text())["quantization"]
     assert ladder["final_step"] == "ptq" and [s["step"] for s in ladder["steps"]] == ["ptq"]
-    assert {r["format"] for r in ladder["sensitivity"]} == {"onnx", "tflite"}
+    assert ladder["sensitivity"] == [], "PTQ met the threshold: no per-layer sensitivity unless asked for"
 
 
 @pytest.mark.slow

@@ -1,0 +1,205 @@
+"""Is the host int8 deployment artifact faster than float? Per real model, from one build's measurement session.
+
+For each model folder (``edgepipe.toml`` + model + data, e.g. /work/zoo/<name>) this runs
+``edgepipe build -t host-cpu --no-cache`` as a fresh process and reads its report: every
+latency figure there (the artifacts table and the int8-forms table) comes from one interleaved
+session of the build's single timing loop, at the recorded thread count, so each int8 ÷ fp32
+ratio is measured under the same load. Per form: p50, ratio, output cosine against fp32 on
+calibration data, and the op profile's top entries (why it is not faster). Also the build's peak
+RSS and, for the largest model, the peak RSS of a process that runs only the deployment artifact.
+
+Run: ``python benchmarks/host_int8.py --write /work/zoo/ppocr_v5_det /work/zoo/ppocr_v4_det ...``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+BEGIN, END = "<!-- host_int8.py:begin -->", "<!-- host_int8.py:end -->"
+TARGET_RATIO = 0.7
+
+_SESSION_ONLY = r'''
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from edgepipe.bench.measure import sample_inputs
+from edgepipe.runtimes import open_runner
+with open_runner(Path(sys.argv[1]), threads=1) as runner:
+    feed = sample_inputs(runner)
+    for _ in range(10):
+        runner.infer(feed)
+'''
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[int, int]:
+    """Exit code and peak RSS (bytes, the largest process of ``cmd``) of one fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
+
+
+def build(model: Path, out: Path) -> tuple[dict, int]:
+    """host-cpu report.json of ``model``'s folder and the build's peak RSS (bytes)."""
+    exe = str(Path(sys.executable).with_name("edgepipe"))
+    code, rss = _run([exe, "build", "-q", "--no-cache", "--config", str(model / "edgepipe.toml"),
+                      "-t", "host-cpu", "--output", str(out)], out.parent)
+    reports = list(out.glob("*/host-cpu/report.json"))
+    if code not in (0, 2) or not reports:
+        raise RuntimeError(f"edgepipe build of {model} exited {code}")
+    return json.loads(reports[0].read_text()), rss
+
+
+def rows(name: str, report: dict) -> list[str]:
+    """One Markdown row per int8 form of ``report`` (fp32 base, form, ratio, cosine, deployed, why)."""
+    latency = report["latency"]
+    performance = report.get("performance") or {}
+    deployed = performance.get("deployment_artifact")
+    out = []
+    for form in performance.get("int8_forms", []):
+        base = form.get("fp32_artifact")
+        ratio = form.get("ratio_to_fp32")
+        cosine = form.get("output_cosine")
+        mark = "**deployed**" if form["artifact"] == deployed else ""
+        why = "; ".join(form.get("slow_ops", [])[:3])
+        out.append(f"| {name} | {form['artifact']} {mark} | {base} {latency[base]['median_ms']:.3g} | "
+                   f"{form['p50_ms']:.3g} | {'–' if ratio is None else f'{ratio:.2f}'} | "
+                   f"{'–' if cosine is None else f'{cosine:.4f}'} | {form.get('threads')} | {why} |")
+    return out
+
+
+def verdict(name: str, report: dict) -> str:
+    """Whether the deployment artifact meets p50 ≤ 0.7× fp32 with cosine ≥ 0.99, and if not, why."""
+    performance = report.get("performance") or {}
+    chosen = next((f for f in performance.get("int8_forms", [])
+                   if f["artifact"] == performance.get("deployment_artifact")), None)
+    if chosen is None:
+        return f"- {name}: no faithful int8 form (cosine ≥ 0.99) to deploy."
+    ok = chosen["ratio_to_fp32"] is not None and chosen["ratio_to_fp32"] <= TARGET_RATIO
+    state = "meets" if ok else "misses"
+    why = "" if ok else f" — where the time goes: {'; '.join(chosen.get('slow_ops', [])[:4])}"
+    return (f"- {name}: `{chosen['artifact']}` {chosen['ratio_to_fp32']:.2f}× fp32, cosine "
+            f"{chosen['output_cosine']}: {state} ≤ {TARGET_RATIO}×{why}")
+
+
+_FUSION = r'''
+import json, sys, tempfile
+from collections import Counter
+import onnx, onnxruntime as ort
+counts = {}
+for flag in ("default", "1"):
+    options = ort.SessionOptions(); options.log_severity_level = 3
+    with tempfile.TemporaryDirectory() as tmp:
+        options.optimized_model_filepath = f"{tmp}/optimized.onnx"
+        if flag != "default":
+            options.add_session_config_entry("session.qdqisint8allowed", flag)
+        ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
+        ops = Counter(n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node)
+    counts[flag] = {"DequantizeLinear": ops["DequantizeLinear"], "QuantizeLinear": ops["QuantizeLinear"],
+                    "QLinear*": sum(v for k, v in ops.items() if k.startswith("QLinear")),
+                    "float Conv": ops["Conv"] + ops["FusedConv"], "float Add/Mul": ops["Add"] + ops["Mul"]}
+print(json.dumps(counts))
+'''
+
+
+def fusion(qdq: Path) -> dict[str, dict[str, int]]:
+    """Op counts of ONNX Runtime's optimised QDQ model: its x86 default, and ``session.qdqisint8allowed=1``."""
+    done = subprocess.run([sys.executable, "-c", _FUSION, str(qdq)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def fusion_row(name: str, counts: dict[str, dict[str, int]]) -> str:
+    cells = [" / ".join(str(counts[flag][key]) for flag in ("default", "1")) for key in counts["default"]]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, int]],
+           session: tuple[str, dict[str, int]] | None, fused: list[str] | None = None) -> str:
+    """The doc section from what has been measured so far."""
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
+             f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (AVX2; no AVX-512/VNNI "
+             "on this host), **shared with other jobs**. Each model: one `edgepipe build -t host-cpu --no-cache`; "
+             "all figures of a row come from that build's one interleaved measurement session (50 timed runs per "
+             "artifact, p50), so fp32 and int8 saw the same load.", "", *table, "",
+             f"Deployment artifact vs. the aim (p50 ≤ {TARGET_RATIO}× fp32 at the same threads, cosine ≥ 0.99):", "",
+             *verdicts, "", "Memory (peak RSS of the largest process, MiB):", "",
+             "| model | build | largest artifact (MiB) |", "|---|---|---|",
+             *[f"| {m} | {rss / 2**20:.0f} | {size / 2**20:.1f} |" for m, rss, size in memory]]
+    if fused:
+        lines += ["", "Does ONNX Runtime fuse the build's QDQ `model_int8.onnx` (int8 activations × int8 weights)? "
+                  "Op counts of its optimised graph, x86 default / with `session.qdqisint8allowed=1`:", "",
+                  "| model | DequantizeLinear | QuantizeLinear | QLinear* | float Conv | float Add/Mul |",
+                  "|---|---|---|---|---|---|", *fused]
+    if session is not None:
+        lines += ["", f"Runtime session alone, largest model ({session[0]}): " + ", ".join(
+            f"`{a}` {rss / 2**20:.0f} MiB" for a, rss in session[1].items())
+            + " (peak RSS of a fresh process that opens the session, threads=1, and runs it 10 times)."]
+    return "\n".join(lines)
+
+
+def write(text: str) -> None:
+    """``text`` between this script's markers in docs/PERFORMANCE.md."""
+    doc = DOC.read_text(encoding="utf-8")
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in doc:
+        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+    else:
+        doc += f"\n## Host int8 vs fp32 on real models (`benchmarks/host_int8.py`)\n\n{block}\n"
+    DOC.write_text(doc, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+", type=Path, help="folders with edgepipe.toml, model and data")
+    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
+    args = parser.parse_args()
+    table = ["| model | int8 form | fp32 artifact, p50 (ms) | int8 p50 (ms) | int8 ÷ fp32 | output cosine | "
+             "threads | top of the op profile |", "|---|---|---|---|---|---|---|---|"]
+    verdicts: list[str] = []
+    fused: list[str] = []
+    memory: list[tuple[str, int, int]] = []
+    largest = None
+    with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
+        for model in args.models:
+            out = Path(name) / model.name
+            try:
+                report, rss = build(model, out)
+            except RuntimeError as exc:
+                verdicts.append(f"- {model.name}: build failed ({exc}).")
+                continue
+            table += rows(model.name, report)
+            folder = next(out.glob("*/host-cpu"))
+            if (folder / "model_int8.onnx").is_file():
+                fused.append(fusion_row(model.name, fusion(folder / "model_int8.onnx")))
+            verdicts.append(verdict(model.name, report))
+            size = max(a["size_bytes"] for a in report["artifacts"])
+            memory.append((model.name, rss, size))
+            if largest is None or size > largest[1]:
+                largest = (model.name, size, folder,
+                           report["performance"].get("deployment_artifact"))
+            text = render(table, verdicts, memory, None, fused)
+            print(text, flush=True)
+            if args.write:
+                write(text)
+        if largest is not None:
+            session = {a: _run([sys.executable, "-c", _SESSION_ONLY, str(largest[2] / a), str(ROOT)], Path(name))[1]
+                       for a in ("model.onnx", largest[3]) if a}
+            text = render(table, verdicts, memory, (largest[0], session), fused)
+            print(text, flush=True)
+            if args.write:
+                write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The int8 forms host-cpu may deploy, made once per build and checked for fidelity before they are timed.
+
+Int8 is not automatically faster on a host CPU. ONNX Runtime's x86 kernels
+multiply uint8 activations by int8 weights (U8S8: VPMADDUBSW on AVX2, VPDPBUSD
+with VNNI); int8 × int8 activations first have to be shifted to uint8. So
+besides the build's QDQ ``model_int8.onnx`` (int8 × int8, what NPUs want) and
+``model_int8.tflite``, host-cpu gets ``model_int8_qoperator.onnx``: QOperator form
+(QLinearConv, QLinearMul, …), uint8 activations × int8 per-channel weights.
+
+Every form carries its output cosine against its fp32 original on calibration
+samples (never the evaluation split): a form that does not keep
+:data:`MIN_COSINE` cannot be the deployment artifact however fast it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from edgepipe.artifacts import Artifact
+from edgepipe.data import Dataset
+from edgepipe.latency import LatencyResult
+from edgepipe.runtimes import open_runner
+
+log = logging.getLogger(__name__)
+
+QOPERATOR_NAME = "model_int8_qoperator.onnx"
+#: Smallest output cosine (int8 form vs its fp32 original) a deployment artifact must keep.
+MIN_COSINE = 0.99
+#: Calibration samples the QOperator form is calibrated on, and samples its fidelity is checked on.
+CALIBRATION_SAMPLES = 64
+FIDELITY_SAMPLES = 4
+
+
+@dataclass(frozen=True)
+class HostMeasurement:
+    """One measurement session of a build: every artifact's latency at one thread count, and fidelity.
+
+    ``latency``: artifact key → its timing, all from one interleaved run; ``cosine``:
+    int8 artifact key → output cosine against its fp32 original (0..1).
+    """
+
+    latency: dict[str, LatencyResult]
+    cosine: dict[str, float] = field(default_factory=dict)
+    threads: int | None = None
+
+
+def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: Path) -> Path:
+    """Int8 ONNX in QOperator form: uint8 activations × int8 per-channel weights, min/max calibration.
+
+    Uses the pre-processed float model the build's QDQ quantization left in
+    ``scratch`` when there is one (the same file, not converted twice).
+    """
+    from edgepipe.quantize.onnx_qdq import calibration_reader, preprocess
+
+    name = f"{float_onnx.stem}_prep.onnx"
+    prepared = next((p for p in (scratch / "ladder" / name, scratch / name) if p.is_file()), scratch / name)
+    preprocess(float_onnx, prepared)
+    with open_runner(prepared) as runner:
+        names = [spec.name for spec in runner.signature.inputs]
+    return quantize_u8s8(prepared, out, calibration_reader(calibration, names, CALIBRATION_SAMPLES))
+
+
+def quantize_u8s8(float_onnx: Path, out: Path, reader: object) -> Path:
+    """QOperator, uint8 activations × int8 per-channel weights, from ``reader`` (a CalibrationDataReader),
+    after :func:`divisions_as_products`: the one way edgepipe makes this form (build and ``edgepipe bench``)."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static  # heavy optional dependency
+
+    source = divisions_as_products(float_onnx, out.with_name(f".{out.stem}_products.onnx"))
+    chatter = io.StringIO()  # the calibrator prints progress to stdout; keep it in the log instead
+    with contextlib.redirect_stdout(chatter):
+        quantize_static(str(source), str(out), reader, quant_format=QuantFormat.QOperator, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    log.debug("%s", chatter.getvalue().strip())
+    if source != float_onnx:
+        source.unlink(missing_ok=True)
+    return out
+
+
+def divisions_as_products(path: Path, out: Path) -> Path:
+    """``Div(x, c)`` by a constant ``c`` rewritten as ``Mul(x, 1/c)``; the model at ``out`` (or ``path`` unchanged).
+
+    ONNX Runtime's quantizer has no quantized Div, so each one (HardSwish exported as
+    ``x * clip(x + 3, 0, 6) / 6`` has one) stays float between a DequantizeLinear and a
+    QuantizeLinear; a Mul becomes one QLinearMul. Same values up to float rounding.
+    """
+    import onnx  # heavy optional dependency
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    constants = {t.name: t for t in model.graph.initializer}
+    changed = 0
+    for node in model.graph.node:
+        divisor = constants.get(node.input[1]) if node.op_type == "Div" and len(node.input) == 2 else None
+        if divisor is None:
+            continue
+        value = numpy_helper.to_array(divisor)
+        if not np.issubdtype(value.dtype, np.floating) or not np.all(value != 0):
+            continue
+        reciprocal = numpy_helper.from_array((1.0 / value).astype(value.dtype), f"{divisor.name}_reciprocal")
+        if reciprocal.name not in constants:
+            model.graph.initializer.append(reciprocal)
+            constants[reciprocal.name] = reciprocal
+        node.op_type, node.input[1] = "Mul", reciprocal.name
+        changed += 1
+    if not changed:
+        return path
+    onnx.save(model, str(out))
+    log.debug("%d constant divisions rewritten as products for the host int8 form", changed)
+    return out
+
+
+def output_cosine(reference: Path, candidate: Path, data: Dataset, limit: int = FIDELITY_SAMPLES) -> float:
+    """Cosine similarity of all outputs of ``candidate`` and ``reference`` over ``limit`` samples of ``data``."""
+    with open_runner(reference) as ref_runner, open_runner(candidate) as runner:
+        ref, got = [], []
+        for sample in data.samples(limit):
+            ref += [np.asarray(a, np.float64).ravel() for a in ref_runner.infer(sample)]
+            got += [np.asarray(a, np.float64).ravel() for a in runner.infer(sample)]
+    a, b = np.concatenate(ref), np.concatenate(got)
+    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / denominator) if denominator > 0 else float(np.array_equal(a, b))
+
+
+def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
+    """The fp32 artifact an int8 one is compared with: same format, else the float ONNX."""
+    floats = {a.format: a for a in artifacts if a.precision == "fp32"}
+    return floats.get(artifact.format) or floats.get("onnx")
+
+
+def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
+    """The extra int8 forms host-cpu may deploy (today: the U8S8 QOperator ONNX), written into ``folder``."""
+    float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
+    if float_onnx is None:
+        return []
+    path = make_qoperator(float_onnx.path, folder / QOPERATOR_NAME, calibration, scratch)
+    return [Artifact(path, "onnx", "int8")]
+
+
+def form_fidelity(artifacts: list[Artifact], calibration: Dataset) -> dict[str, float]:
+    """Output cosine of every int8 artifact against its :func:`fp32_twin` on calibration samples."""
+    cosines = {}
+    for artifact in artifacts:
+        twin = fp32_twin(artifact, artifacts) if artifact.precision == "int8" else None
+        if twin is not None:
+            cosines[artifact.key] = round(output_cosine(twin.path, artifact.path, calibration), 6)
+    return cosines

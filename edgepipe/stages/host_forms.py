@@ -1,0 +1,44 @@
+"""Stage (host-cpu builds only): the extra int8 forms host-cpu may deploy, and their fidelity.
+
+Made once per quantization group, before the latency stage, so the forms are
+timed in the same measurement session as every other artifact
+(:class:`~edgepipe.bench.host_forms.HostMeasurement`).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from edgepipe.artifacts import Artifact
+from edgepipe.bench.host_forms import HostMeasurement, form_fidelity, host_forms
+from edgepipe.latency import LatencyResult
+from edgepipe.stage_log import StageLog
+from edgepipe.stages.inputs import BuildInputs
+
+log = logging.getLogger(__name__)
+STAGE = "host-forms"
+
+
+def needs_host_forms(targets: tuple[object, ...]) -> bool:
+    """True when a target runs on the host CPU (its deployment artifact is chosen among the int8 forms)."""
+    return any(getattr(t, "device_class", None) == "cpu" for t in targets)
+
+
+def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
+                     stages: StageLog) -> tuple[list[Artifact], dict[str, float]]:
+    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine."""
+    if not needs_host_forms(inputs.targets) or inputs.calibration is None:
+        return [], {}
+    with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
+                             "cosine of every int8 form on calibration samples"):
+        forms = host_forms(artifacts, inputs.calibration, folder, scratch)
+        return forms, form_fidelity(artifacts + forms, inputs.calibration)
+
+
+def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],
+                     threads: int | None) -> HostMeasurement | None:
+    """The group's measurement session with each int8 artifact's output cosine (host-cpu groups only)."""
+    if not needs_host_forms(inputs.targets) or not latency:
+        return None
+    return HostMeasurement(latency=latency, cosine=cosine, threads=threads)
