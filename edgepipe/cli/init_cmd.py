@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
+from edgepipe.cli.options import EPILOG
 from edgepipe.errors import ConfigError
+from edgepipe.init_config import describe_inputs, render_config
 
 
 def init(
@@ -17,8 +19,6 @@ def init(
 
     Refuses to overwrite an existing file.
     """
-    from edgepipe.init_config import describe_inputs, render_config
-
     if output.exists():
         raise ConfigError("already exists; edgepipe init never overwrites a config", path=output,
                           fix="Remove it, or give --output another path")
@@ -36,6 +36,4 @@ def init(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
-
     app.command("init", epilog=EPILOG)(init)

@@ -17,8 +17,10 @@ TargetsDirOpt = typer.Option(None, "--targets-dir",
                              help="Folder of your own target profiles, searched before the built-in ones.")
 
 #: The exit-code line every command's help ends with (the codes themselves: edgepipe.errors.ExitCode).
-EPILOG = ("Exit codes: 0 success · 1 user error (bad input or config) · "
-          "2 accuracy gate failed or baseline regression · 3 internal error · 130 interrupted.")
+EPILOG = ("Exit codes: 0 success · 1 user error: bad input or config, or a missing optional toolchain (the "
+          "message names the pip install) · 2 gate: accuracy gate failed, a target failed or is not proven, or a "
+          "baseline regression · 3 internal error: a bug in edgepipe (third-party tool failures are reported, "
+          "never exit 3) · 130 interrupted. With --json, every exit prints one JSON document.")
 
 
 def data_overrides(model: Path | None, calib: Path | None, evaluation: Path | None) -> dict[str, Any]:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import logging
 
-from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
-from edgepipe.bench.measure import BenchSettings
 from edgepipe.perf.calibration import effective_performance, is_calibrated
 from edgepipe.perf.power import energy_mj
 from edgepipe.perf.predict import pick_artifact, predict
-from edgepipe.perf.report import Int8Form, PerformanceReport
+from edgepipe.perf.report import PerformanceReport
 from edgepipe.stages.context import TargetContext
 from edgepipe.targets.performance import PerformanceSpec
 

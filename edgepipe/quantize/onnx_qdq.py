@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.data import Dataset
+from edgepipe.quantize import quantized_once
 from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
-from edgepipe.quantize import quantized_once
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
