@@ -1,17 +1,16 @@
 """How fast `edgepipe check` answers on models of a few hundred to ~1300 nodes.
 
-    python benchmarks/check_speed.py [--work build/agreement] [--runs 20]
+    python benchmarks/check_speed.py [--work build/agreement] [--runs 20] [--write]
 
 In-process: median wall time (ms) of reading the graph and placing every node (read_graph + check_graph),
 per model and target. Cold: the whole `edgepipe check MODEL --target X` command, Python start-up included.
 Uses the QDQ light models benchmarks/agreement.py prepares (it builds them if missing) and a generated
-int8 TFLite of ~300 ops.
+int8 TFLite of ~300 ops. ``--write`` puts the table into docs/TARGETS.md between the script's markers.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
@@ -19,6 +18,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from doc_sections import provenance, spread, write_section  # noqa: E402
+
+TARGETS_MD = ROOT / "docs" / "TARGETS.md"
 
 
 def deep_tflite(path: Path, blocks: int = 60) -> Path:
@@ -39,19 +43,21 @@ def deep_tflite(path: Path, blocks: int = 60) -> Path:
     return to_int8_tflite(k.Model(inputs, x), path)
 
 
-def timed(fn, runs: int) -> float:  # noqa: ANN001 - a zero-argument callable
+def timed(fn, runs: int) -> list[float]:  # noqa: ANN001 - a zero-argument callable
+    """Wall time of each of ``runs`` calls (ms)."""
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
         fn()
-        samples.append(time.perf_counter() - start)
-    return 1000 * statistics.median(samples)
+        samples.append(1000 * (time.perf_counter() - start))
+    return samples
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "agreement")
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--write", action="store_true", help="Write the table into docs/TARGETS.md.")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     from benchmarks.agreement import light_qdq
@@ -62,8 +68,10 @@ def main() -> int:
              for t in ("mobile-npu", "gpu-reference")]
     cases.append((deep_tflite(args.work / "deep_int8.tflite"), "ethos-u55"))
     cases.append((deep_tflite(args.work / "deep_int8.tflite"), "edge-tpu"))
-    print("| model | target | nodes | read + check, median (ms) | `edgepipe check` cold (ms) |")
-    print("|---|---|---|---|---|")
+    cold_runs = max(3, args.runs // 5)
+    lines = [provenance("check_speed.py", f"{args.runs} in-process and {cold_runs} cold runs per case"), "",
+             "| model | target | nodes | read + check min / median / max (ms) | `edgepipe check` cold min / median / "
+             "max (ms) |", "|---|---|---|---|---|"]
     exe = Path(sys.executable).with_name("edgepipe")
     for model, target in cases:
         profile = load_profile(target)
@@ -71,8 +79,11 @@ def main() -> int:
         warm = timed(lambda m=model, p=profile: check_graph(read_graph(m), p), args.runs)
         cold = timed(lambda m=model, t=target: subprocess.run(
             [str(exe), "check", str(m), "--target", t, "-o", str(args.work / "speed")], check=True,
-            capture_output=True), max(3, args.runs // 5))
-        print(f"| {model.name} | {target} | {nodes} | {warm:.1f} | {cold:.0f} |")
+            capture_output=True), cold_runs)
+        lines.append(f"| {model.name} | {target} | {nodes} | {spread(warm, '{:.1f}')} | {spread(cold, '{:.0f}')} |")
+    print("\n".join(lines))
+    if args.write:
+        write_section(TARGETS_MD, "check_speed.py", "\n".join(lines))
     return 0
 
 
