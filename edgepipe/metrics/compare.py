@@ -27,7 +27,7 @@ class ModelOutputs:
 
 def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> ModelOutputs:
     """All outputs of the model at ``path`` for the first ``limit`` samples of ``dataset``, stacked."""
-    with open_runner(path) as runner:
+    with open_runner(path, reference_int8=True) as runner:  # judged on exact int8 semantics
         names = [spec.name for spec in runner.signature.outputs]
         per_sample = [runner.infer(sample) for sample in dataset.samples(limit)]
     arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0

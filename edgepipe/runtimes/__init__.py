@@ -9,13 +9,18 @@ from edgepipe.runtimes.base import Runner
 RUNTIME_BY_SUFFIX = {".onnx": "onnxruntime", ".tflite": "litert"}
 
 
-def open_runner(path: Path, runtime: str | None = None, threads: int | None = None) -> Runner:
-    """A runner for ``path`` (by suffix unless ``runtime`` is given), not yet activated."""
+def open_runner(path: Path, runtime: str | None = None, threads: int | None = None, *,
+                reference_int8: bool = False) -> Runner:
+    """A runner for ``path`` (by suffix unless ``runtime`` is given), not yet activated.
+
+    ``reference_int8``: run int8 (QDQ) graphs with exact integer semantics instead of this host's fused int8
+    kernels — what accuracy is judged on (see :class:`~edgepipe.runtimes.ort_runner.OnnxRuntimeRunner`).
+    """
     runtime = runtime or RUNTIME_BY_SUFFIX[path.suffix.lower()]
     if runtime == "onnxruntime":
         from edgepipe.runtimes.ort_runner import OnnxRuntimeRunner
 
-        return OnnxRuntimeRunner(path, threads=threads)
+        return OnnxRuntimeRunner(path, threads=threads, reference_int8=reference_int8)
     if runtime == "litert":
         from edgepipe.runtimes.litert_runner import LiteRTRunner
 
