@@ -157,6 +157,10 @@ def qat_step(context: LadderContext) -> StepResult:
     """(d) QAT: fine-tune the float Keras model with fake quantization on the training split, then convert."""
     from edgepipe.quantize.qat_export import run_qat
 
+    if context.model.format in ("pytorch", "onnx", "tflite"):  # PyTorch's pt2e QAT (edgepipe.quantize.qat_torch)
+        from edgepipe.quantize.qat_torch_step import torch_qat_step
+
+        return torch_qat_step(context)
     outcome = StepOutcome(step="qat", title="quantization-aware training", status="skipped")
     if not context.model.is_trainable:
         outcome.note = f"QAT needs a Keras model; the input is {context.model.format.upper()}, which cannot be trained"

@@ -22,7 +22,7 @@ class _Record(BaseModel):
 
 class ModelInfo(_Record):
     path: str
-    format: Literal["keras", "savedmodel", "onnx", "tflite"]
+    format: Literal["keras", "savedmodel", "onnx", "tflite", "pytorch"]
     sha256: str
 
 

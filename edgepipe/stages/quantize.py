@@ -66,7 +66,7 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     quantized: list[Artifact] = []
     report = None
     gated = (config is not None and inputs.evaluation is not None and inputs.evaluation.labels is not None
-             and inputs.model.format in ("keras", "savedmodel", "onnx"))
+             and inputs.model.format in ("keras", "savedmodel", "onnx", "pytorch"))
     if gated:
         with stages.stage("quantize", f"fallback ladder on {len(inputs.calibration)} calibration samples"):
             quantized, report = _ladder(inputs, floats, graph, folder, scratch, config)
