@@ -12,12 +12,14 @@ the next step, which the export stage reports instead of crashing the build.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
 from edgepipe.native_logs import native_stderr_to_log
 
 log = logging.getLogger(__name__)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: ONNX opset the exporter targets (>= 18: Resize/Reduce* as the TFLite path expects, per-axis QDQ).
 OPSET = 18
@@ -29,6 +31,14 @@ class TorchOnnxExportError(Exception):
     """``torch.onnx.export`` failed; the message is the exporter's first line and the next step."""
 
 
+def _reason(exc: BaseException) -> str:
+    """The exporter's own words: the first line of the innermost cause (its top message is a generic banner)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    lines = [_ANSI.sub("", line).strip() for line in str(exc).splitlines()]
+    return next((line for line in lines if line), type(exc).__name__).rstrip(".")
+
+
 def export_program_to_onnx(program: Any, out: Path) -> Path:
     """Write the ``torch.export.ExportedProgram`` (or a module taking the program's inputs) to ``out`` (ONNX)."""
     import torch  # heavy optional dependency
@@ -38,8 +48,7 @@ def export_program_to_onnx(program: Any, out: Path) -> Path:
             onnx_program = torch.onnx.export(program, (), dynamo=True, opset_version=OPSET, verbose=False,
                                              optimize=True, external_data=False)
     except torch.onnx.OnnxExporterError as exc:
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise TorchOnnxExportError(f"torch.onnx.export (dynamo) failed: {first.strip()}. {NEXT_STEP}") from None
+        raise TorchOnnxExportError(f"torch.onnx.export (dynamo) failed: {_reason(exc)}. {NEXT_STEP}") from None
     if onnx_program is None:
         raise TorchOnnxExportError(f"torch.onnx.export (dynamo) returned no program. {NEXT_STEP}")
     onnx_program.save(str(out))

@@ -91,7 +91,8 @@ def _loss(prediction: Any, target: Any, kind: QatLoss) -> Any:
     return sum(torch.nn.functional.mse_loss(p, t) for p, t in zip(predictions, targets))
 
 
-def _fine_tune(prepared: Any, request: TorchQatRequest, data: Dataset, kind: QatLoss, targets: list[Any]) -> list[float]:
+def _fine_tune(prepared: Any, request: TorchQatRequest, data: Dataset, kind: QatLoss,
+               targets: list[Any]) -> list[float]:
     """Adam over ``data`` for ``request.epochs``, one optimizer step per ``batch_size`` samples; mean loss per epoch."""
     import torch  # heavy optional dependency
     from torchao.quantization.pt2e import move_exported_model_to_train  # heavy optional dependency
@@ -111,7 +112,7 @@ def _fine_tune(prepared: Any, request: TorchQatRequest, data: Dataset, kind: Qat
                 inputs = [torch.from_numpy(np.ascontiguousarray(a)) for a in samples[index]]
                 loss = _loss(prepared(*inputs), targets[index], kind) / len(batch)
                 loss.backward()
-                total += float(loss) * len(batch)
+                total += loss.item() * len(batch)
             optimizer.step()
         history.append(round(total / len(samples), 6))
     return history

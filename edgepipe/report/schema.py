@@ -11,6 +11,7 @@ from edgepipe.perf.report import PerformanceReport
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report.custom_ops import CustomOpsReport
 from edgepipe.report.label_free import LabelFreeInfo
+from edgepipe.report.pytorch import TorchComparisonInfo
 from edgepipe.support.report import SupportReport
 
 SCHEMA_VERSION = "1.0"
@@ -86,3 +87,5 @@ class BuildReport(_Record):
         None, description="Latency per power mode, energy per inference (mJ) and the estimate's known error.")
     custom_ops: CustomOpsReport | None = Field(
         None, description="Custom or unknown ops of the model and whether this target's accelerator lists them.")
+    pytorch: TorchComparisonInfo | None = Field(
+        None, description="PyTorch inputs: each artifact's outputs compared with the PyTorch program's own.")

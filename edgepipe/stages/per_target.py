@@ -50,9 +50,15 @@ def _custom_ops(context: TargetContext) -> tuple[str, Any]:
     return custom_ops_stage(context)
 
 
+def _pytorch(context: TargetContext) -> tuple[str, Any]:
+    from edgepipe.stages.torch_compare import torch_compare_stage  # lazy: keeps CLI start-up fast
+
+    return torch_compare_stage(context)
+
+
 #: The per-target stages, in order. Each entry: (stage name, function).
 TARGET_STAGES: list[tuple[str, TargetStage]] = [("support", _support), ("performance", _performance),
-                                                ("custom-ops", _custom_ops)]
+                                                ("custom-ops", _custom_ops), ("pytorch", _pytorch)]
 
 
 def run_target_stages(context: TargetContext) -> dict[str, Any]:

@@ -1,9 +1,9 @@
-"""Train the PyTorch reference model ``digits_dwnet`` on scikit-learn's digits and save it as a torch.export archive.
+"""Train the PyTorch reference model ``digits_vit`` on scikit-learn's digits and save it as a torch.export archive.
 
-Deterministic (seed 0, deterministic algorithms, one thread): ``python models/digits_dwnet/train.py``
-writes ``models/digits_dwnet/digits_dwnet.pt2`` from the splits in ``calib/digits/`` (written by
-``models/digits_cnn/make_data.py``). The architecture is a narrow depthwise-separable network without
-batch normalization and with SiLU activations, see MODEL.md for why that makes int8 PTQ lose accuracy.
+Deterministic (seed 0, deterministic algorithms, one thread): ``python models/digits_vit/train.py``
+writes ``models/digits_vit/digits_vit.pt2`` from the splits in ``calib/digits/`` (written by
+``models/digits_cnn/make_data.py``). The architecture is a one-block vision transformer (2x2 patches,
+LayerNorm, softmax attention, GELU MLP); MODEL.md says why int8 PTQ loses accuracy on it.
 """
 
 from __future__ import annotations
@@ -17,31 +17,34 @@ from torch import nn
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "calib" / "digits"
-OUT = HERE / "digits_dwnet.pt2"
+OUT = HERE / "digits_vit.pt2"
 EPOCHS = 60
 BATCH = 32
 LEARNING_RATE = 3e-3
 
 
-class DigitsDWNet(nn.Module):
-    """NHWC ``(N, 8, 8, 1)`` in [0, 1] → 10 logits; depthwise-separable blocks, SiLU, no normalization."""
+class DigitsViT(nn.Module):
+    """NHWC ``(N, 8, 8, 1)`` in [0, 1] → 10 logits: 16 tokens of 2x2 pixels, one pre-norm transformer block."""
 
-    def __init__(self, width: int = 12):
+    def __init__(self, dim: int = 16, heads: int = 2):
         super().__init__()
-        self.stem = nn.Conv2d(1, width, 3, padding=1)
-        self.dw1 = nn.Conv2d(width, width, 3, padding=1, groups=width)
-        self.pw1 = nn.Conv2d(width, 2 * width, 1)
-        self.dw2 = nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1, groups=2 * width)
-        self.pw2 = nn.Conv2d(2 * width, 2 * width, 1)
-        self.head = nn.Linear(2 * width, 10)
-        self.act = nn.SiLU()
+        self.embed = nn.Linear(4, dim)
+        self.position = nn.Parameter(torch.zeros(16, dim))
+        self.norm1 = nn.LayerNorm(dim)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+        self.norm3 = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 10)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.permute(0, 3, 1, 2)
-        x = self.act(self.stem(x))
-        x = self.act(self.pw1(self.act(self.dw1(x))))
-        x = self.act(self.pw2(self.act(self.dw2(x))))
-        return self.head(x.mean(dim=(2, 3)))
+        n = x.shape[0]
+        patches = x.reshape(n, 4, 2, 4, 2).permute(0, 1, 3, 2, 4).reshape(n, 16, 4)
+        h = self.embed(patches) + self.position
+        a = self.norm1(h)
+        h = h + self.attention(a, a, a, need_weights=False)[0]
+        h = h + self.mlp(self.norm2(h))
+        return self.head(self.norm3(h).mean(dim=1))
 
 
 def load_split(name: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -55,7 +58,7 @@ def make_model() -> tuple[nn.Module, tuple[torch.Tensor]]:
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     x, y = load_split("train")
-    model = DigitsDWNet()
+    model = DigitsViT()
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     generator = torch.Generator().manual_seed(0)
     for _ in range(EPOCHS):
