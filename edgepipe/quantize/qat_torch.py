@@ -17,6 +17,7 @@ mini-batch is accumulated sample by sample before each Adam step.
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -61,10 +62,15 @@ class TorchQatResult:
 
 
 def _quantizer(per_channel: bool) -> Any:
+    # torchao logs a warning per CUDA kernel library it cannot load on a CPU-only host: not actionable here
+    logging.getLogger("torchao").setLevel(logging.ERROR)
     # heavy optional dependency; torchao keeps the XNNPACK quantizer under its testing package
     from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
 
-    return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=per_channel, is_qat=True))
+    with warnings.catch_warnings():  # "XNNPACKQuantizer is deprecated!": ExecuTorch's copy is the maintained one
+        warnings.simplefilter("ignore")
+        quantizer = XNNPACKQuantizer()
+    return quantizer.set_global(get_symmetric_quantization_config(is_per_channel=per_channel, is_qat=True))
 
 
 def _targets(request: TorchQatRequest) -> tuple[Dataset, QatLoss, list[Any]]:
@@ -120,13 +126,15 @@ def _fine_tune(prepared: Any, request: TorchQatRequest, data: Dataset, kind: Qat
 
 def run_torch_qat(request: TorchQatRequest, out: Path) -> TorchQatResult:
     """Prepare (fake quant), fine-tune, convert and export ``request.program`` to the QDQ ONNX file ``out``."""
+    logging.getLogger("torchao").setLevel(logging.ERROR)  # see _quantizer
     import torch  # heavy optional dependency
     from torchao.quantization.pt2e import move_exported_model_to_eval  # heavy optional dependency
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e  # heavy optional dependency
 
     torch.manual_seed(request.seed)
     data, kind, targets = _targets(request)
-    prepared = prepare_qat_pt2e(request.program.module(), _quantizer(request.per_channel))
+    quantizer = _quantizer(request.per_channel)
+    prepared = prepare_qat_pt2e(request.program.module(), quantizer)
     history = _fine_tune(prepared, request, data, kind, targets)
     log.info("QAT (%s): %d epochs on %d samples, loss %s", kind, request.epochs, len(data), history)
     move_exported_model_to_eval(prepared)
