@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from edgepipe.config import PROJECT_ROOT
 from edgepipe.targets.registry import available_targets
 from tests.conftest import run_cli
+from tests.torch.torch_factories import small_cnn
 
 pytestmark = pytest.mark.slow
 DATA = PROJECT_ROOT / "calib" / "digits"
@@ -29,13 +31,15 @@ def _report(folder: Path, target: str) -> dict:
 
 
 def test_pt2_builds_for_every_target_and_matches_pytorch(tmp_path: Path) -> None:
-    model = PROJECT_ROOT / "models" / "digits_vit" / "digits_vit.pt2"
+    module, example = small_cnn()
+    model = tmp_path / "small_cnn.pt2"
+    torch.export.save(torch.export.export(module.eval(), (example,)), model)
     _config(tmp_path, str(model), {"calibration": str(DATA / "calibration.npz"),
                                    "evaluation": str(DATA / "evaluation.npz")}, TARGETS)
     proc = run_cli("build", "--quiet", "--no-cache", cwd=tmp_path)
     assert proc.returncode in (0, 2), proc.stderr
     for target in TARGETS:
-        report = _report(tmp_path / "out" / "digits_vit", target)
+        report = _report(tmp_path / "out" / "small_cnn", target)
         assert report["model"]["format"] == "pytorch"
         keys = {a["path"] for a in report["artifacts"]}
         assert {"model.onnx", "model.tflite", "model_int8.onnx"} <= keys, target
