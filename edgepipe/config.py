@@ -148,7 +148,8 @@ class QuantizationConfig(_Strict):
 class BuildConfig(_Strict):
     """Everything one ``edgepipe build`` needs, after the config file and CLI flags are merged."""
 
-    model: Path = Field(DEFAULT_MODEL, description="Model to build: .keras, SavedModel folder, .onnx or .tflite.")
+    model: Path = Field(DEFAULT_MODEL, description="Model to build: .keras, SavedModel folder, .onnx, .tflite, "
+                                                   "torch.export .pt2, or python:pkg.module:factory (runs that code).")
     targets: list[str] = Field(["host-cpu"], min_length=1, description="Target profiles from targets/.")
     targets_dir: Path | None = Field(None, description="Folder of your own profiles (<name>.toml), searched "
                                      "before the built-in ones; relative to this file.")
@@ -166,7 +167,9 @@ class BuildConfig(_Strict):
 
     @property
     def model_name(self) -> str:
-        """Folder name for this model's outputs: the model file's stem."""
+        """Folder name for this model's outputs: the model file's stem (a ``python:`` factory: its name)."""
+        if str(self.model).startswith("python:"):  # a PyTorch factory (edgepipe.load.torch_loader)
+            return str(self.model).rpartition(":")[2]
         return self.model.name.split(".")[0] if self.model.is_dir() else self.model.stem
 
 
@@ -212,7 +215,7 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:
     """Make relative paths in a raw config table relative to ``base`` (the config file's folder)."""
     out = dict(raw)
     for key in ("model", "output", "targets_dir"):
-        if isinstance(out.get(key), str):
+        if isinstance(out.get(key), str) and not out[key].startswith("python:"):  # python: = PyTorch factory
             out[key] = str(base / out[key])
     cache = out.get("cache")
     if isinstance(cache, dict) and isinstance(cache.get("dir"), str):

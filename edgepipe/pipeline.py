@@ -85,6 +85,8 @@ def resolve_targets(config: BuildConfig) -> tuple[TargetProfile, ...]:
 def model_folder(config: BuildConfig) -> Path:
     """``<output>/<model name>``: where the target folders and the summary go."""
     name = config.model.name if config.model.is_dir() else config.model.stem
+    if str(config.model).startswith("python:"):  # a PyTorch factory: named after the function
+        name = config.model_name
     return config.output / name
 
 

@@ -7,14 +7,16 @@ from typing import Literal
 
 from edgepipe.errors import ModelLoadError
 
-ModelFormat = Literal["keras", "savedmodel", "onnx", "tflite"]
+ModelFormat = Literal["keras", "savedmodel", "onnx", "tflite", "pytorch"]
 
-_SUFFIXES: dict[str, ModelFormat] = {".keras": "keras", ".onnx": "onnx", ".tflite": "tflite"}
-_FIX = "Give a .keras file, a SavedModel folder, an .onnx or a .tflite file"
+_SUFFIXES: dict[str, ModelFormat] = {".keras": "keras", ".onnx": "onnx", ".tflite": "tflite", ".pt2": "pytorch"}
+_FIX = "Give a .keras file, a SavedModel folder, an .onnx, a .tflite or a torch.export .pt2 file"
 
 
 def detect_format(path: Path) -> ModelFormat:
     """The model format of ``path``; a user error when it is missing or not a model."""
+    if str(path).startswith("python:"):  # a PyTorch factory the user names (edgepipe.load.torch_loader)
+        return "pytorch"
     if not path.exists():
         raise ModelLoadError("model not found", path=path, fix="Check the --model path or `model` in the config")
     if path.is_dir():

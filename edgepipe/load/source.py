@@ -42,6 +42,8 @@ class SourceModel:
 def load_model(path: Path, input_shapes: dict[str, list[int]] | None = None) -> SourceModel:
     """Load ``path`` without executing any code it contains; user errors for anything unreadable."""
     fmt = detect_format(path)
+    if fmt == "pytorch":
+        return _load_torch(path)
     if fmt == "keras":
         from edgepipe.load import keras_loader as loader
     elif fmt == "savedmodel":
@@ -55,3 +57,15 @@ def load_model(path: Path, input_shapes: dict[str, list[int]] | None = None) -> 
     log.info("loaded %s model %s: inputs %s", fmt, path,
              ", ".join(spec.describe() for spec in signature.inputs))
     return SourceModel(path=path, format=fmt, sha256=sha256_of(path), signature=signature, handle=handle)
+
+
+def _load_torch(path: Path) -> SourceModel:
+    """A ``.pt2`` archive (checked, no code run) or a ``python:`` factory (the user's code, run on request)."""
+    from edgepipe.load import torch_loader
+
+    if torch_loader.is_factory(path):
+        handle, signature, digest = torch_loader.load_factory(str(path))
+    else:
+        (handle, signature), digest = torch_loader.load_pt2(path), sha256_of(path)
+    log.info("loaded pytorch model %s: inputs %s", path, ", ".join(spec.describe() for spec in signature.inputs))
+    return SourceModel(path=path, format="pytorch", sha256=digest, signature=signature, handle=handle)

@@ -13,6 +13,7 @@ from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report.accuracy_stats import DropInterval
 from edgepipe.report.custom_ops import CustomOpsReport
 from edgepipe.report.label_free import LabelFreeInfo
+from edgepipe.report.pytorch import TorchComparisonInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
 from edgepipe.support.report import SupportReport
 
@@ -25,7 +26,7 @@ class _Record(BaseModel):
 
 class ModelInfo(_Record):
     path: str
-    format: Literal["keras", "savedmodel", "onnx", "tflite"]
+    format: Literal["keras", "savedmodel", "onnx", "tflite", "pytorch"]
     sha256: str
 
 
@@ -100,3 +101,5 @@ class BuildReport(_Record):
         default_factory=list, description="What the verdict rests on: int8 artifact, accuracy, compatibility, compile.")
     failures: list[ToolFailure] = Field(
         default_factory=list, description="Third-party tools that failed; the build went on without their output.")
+    pytorch: TorchComparisonInfo | None = Field(
+        None, description="PyTorch inputs: each artifact's outputs compared with the PyTorch program's own.")

@@ -5,6 +5,8 @@
   onnx2tf (:mod:`edgepipe.export.onnx_to_tflite`), which needs static shapes and
   calibration data. A model onnx2tf cannot convert keeps its ONNX artifacts; the report
   says why the TFLite is missing.
+- PyTorch (``.pt2`` or a ``python:`` factory): float ONNX through ``torch.onnx`` (dynamo),
+  then as an ONNX input (:mod:`edgepipe.stages.export_torch`).
 - TFLite: the file itself. An int8 file is only checked and benchmarked; a file LiteRT
   cannot run (custom ops) yields no artifact and the report names the ops.
 
@@ -42,6 +44,12 @@ def export_stage(inputs: BuildInputs, folder: Path, scratch: Path, stages: Stage
         return _export_tf_graph(inputs, folder, scratch, stages)
     if model.format == "onnx":
         return loadable(_export_onnx_input(inputs, folder, scratch, stages), stages, STAGE), None
+    if model.format == "pytorch":  # ONNX through torch.onnx, then on as an ONNX input (TFLite via onnx2tf)
+        from edgepipe.stages.export_torch import as_onnx_input
+
+        onnx_inputs = as_onnx_input(inputs, folder, stages)
+        exported = _export_onnx_input(onnx_inputs, folder, scratch, stages) if onnx_inputs else []
+        return loadable(exported, stages, STAGE), None
     return loadable(_export_tflite_input(inputs, folder, stages), stages, STAGE), None
 
 

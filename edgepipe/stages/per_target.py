@@ -15,13 +15,14 @@ from edgepipe.perf.stage import performance_stage
 from edgepipe.stages.boundaries import LITERT, ONNXRUNTIME, contained
 from edgepipe.stages.context import TargetContext, TargetStage
 from edgepipe.stages.custom_ops import custom_ops_stage
+from edgepipe.stages.torch_compare import torch_compare_stage
 from edgepipe.support.stage import support_stage
 
 __all__ = ["TARGET_STAGES", "TargetContext", "TargetStage", "run_target_stages"]
 
 #: The per-target stages, in order. Each entry: (stage name, function).
 TARGET_STAGES: list[tuple[str, TargetStage]] = [("support", support_stage), ("performance", performance_stage),
-                                                ("custom-ops", custom_ops_stage)]
+                                                ("custom-ops", custom_ops_stage), ("pytorch", torch_compare_stage)]
 
 
 def run_target_stages(context: TargetContext) -> dict[str, Any]:

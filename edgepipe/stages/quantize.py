@@ -121,7 +121,7 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     quantized: list[Artifact] = []
     report = None
     gated = (config is not None and inputs.evaluation is not None
-             and inputs.model.format in ("keras", "savedmodel", "onnx"))
+             and inputs.model.format in ("keras", "savedmodel", "onnx", "pytorch"))
     if gated and config is not None:
         try:
             with stages.stage(STAGE, f"fallback ladder on {len(inputs.calibration)} calibration samples"), \

@@ -6,11 +6,17 @@ from dataclasses import replace
 
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.qat_export import run_qat
+from edgepipe.quantize.qat_torch_step import torch_qat_step
 from edgepipe.quantize.report import StepOutcome
 
 
 def qat_step(context: LadderContext) -> StepResult:
-    """(d) QAT: fine-tune the float Keras model with fake quantization on the training split, then convert."""
+    """(d) QAT: fine-tune the float Keras model with fake quantization on the training split, then convert.
+
+    PyTorch inputs (and ONNX/TFLite ones, which say why they cannot be trained) go through PyTorch's pt2e QAT.
+    """
+    if context.model.format in ("pytorch", "onnx", "tflite"):
+        return torch_qat_step(context)
     outcome = StepOutcome(step="qat", title="quantization-aware training", status="skipped")
     if not context.model.is_trainable:
         outcome.note = f"QAT needs a Keras model; the input is {context.model.format.upper()}, which cannot be trained"

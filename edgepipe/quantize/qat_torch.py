@@ -1,0 +1,144 @@
+"""Quantization-aware training of a PyTorch program with PyTorch's own pt2e flow, exported as QDQ ONNX.
+
+The pt2e flow lives in ``torchao.quantization.pt2e`` since torch 2.10 (``torch.ao.quantization``'s
+``quantize_pt2e`` is gone in 2.13): ``prepare_qat_pt2e`` inserts fake quantizers where the
+quantizer annotates the graph, the model is fine-tuned, ``convert_pt2e`` folds them into
+quantize/dequantize ops, and ``torch.onnx.export`` (dynamo) writes QuantizeLinear/
+DequantizeLinear pairs with int8 weights. The quantizer is torchao's XNNPACK quantizer:
+symmetric int8 weights (per output channel when the target runs them, else per tensor) and
+asymmetric int8 activations, what every edgepipe target profile runs.
+
+Fine-tuning has two losses: with a labelled training split, cross-entropy on the labels (the
+task loss); without one, distillation: the mean squared error to the float program's own
+outputs on the calibration inputs. The exported program is batch 1 (static shapes), so a
+mini-batch is accumulated sample by sample before each Adam step.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from edgepipe.data import Dataset
+from edgepipe.export.torch_to_onnx import export_program_to_onnx
+
+log = logging.getLogger(__name__)
+
+QatLoss = Literal["labels", "distillation"]
+
+
+@dataclass(frozen=True)
+class TorchQatRequest:
+    """One QAT run: the float program (``torch.export.ExportedProgram``), its data and how to train.
+
+    ``train``: labelled split for the task loss, or ``None`` to distil from the float model on
+    ``calibration``. ``learning_rate``: Adam's; ``batch_size``: samples per optimizer step.
+    """
+
+    program: Any
+    example_inputs: tuple[Any, ...]
+    calibration: Dataset
+    train: Dataset | None
+    per_channel: bool = True
+    epochs: int = 3
+    learning_rate: float = 1e-4
+    batch_size: int = 32
+    seed: int = 0
+
+
+@dataclass
+class TorchQatResult:
+    """What QAT produced: the QDQ ONNX file, the loss it trained on and the mean loss per epoch."""
+
+    onnx: Path
+    loss: QatLoss
+    samples: int
+    epoch_losses: list[float] = field(default_factory=list)
+
+
+def _quantizer(per_channel: bool) -> Any:
+    # torchao logs a warning per CUDA kernel library it cannot load on a CPU-only host: not actionable here
+    logging.getLogger("torchao").setLevel(logging.ERROR)
+    # heavy optional dependency; torchao keeps the XNNPACK quantizer under its testing package
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    with warnings.catch_warnings():  # "XNNPACKQuantizer is deprecated!": ExecuTorch's copy is the maintained one
+        warnings.simplefilter("ignore")
+        quantizer = XNNPACKQuantizer()
+    return quantizer.set_global(get_symmetric_quantization_config(is_per_channel=per_channel, is_qat=True))
+
+
+def _targets(request: TorchQatRequest) -> tuple[Dataset, QatLoss, list[Any]]:
+    """The data QAT trains on, which loss, and per sample its target (a label, or the float outputs)."""
+    import torch  # heavy optional dependency
+
+    if request.train is not None and request.train.labels is not None:
+        labels = [torch.tensor([int(y)]) for y in request.train.labels]
+        return request.train, "labels", labels
+    float_module = request.program.module()
+    with torch.no_grad():
+        outputs = [float_module(*[torch.from_numpy(np.ascontiguousarray(a)) for a in sample])
+                   for sample in request.calibration.samples()]
+    return request.calibration, "distillation", outputs
+
+
+def _loss(prediction: Any, target: Any, kind: QatLoss) -> Any:
+    import torch  # heavy optional dependency
+
+    if kind == "labels":
+        return torch.nn.functional.cross_entropy(prediction.reshape(1, -1), target)
+    predictions = prediction if isinstance(prediction, (tuple, list)) else (prediction,)
+    targets = target if isinstance(target, (tuple, list)) else (target,)
+    return sum(torch.nn.functional.mse_loss(p, t) for p, t in zip(predictions, targets))
+
+
+def _fine_tune(prepared: Any, request: TorchQatRequest, data: Dataset, kind: QatLoss,
+               targets: list[Any]) -> list[float]:
+    """Adam over ``data`` for ``request.epochs``, one optimizer step per ``batch_size`` samples; mean loss per epoch."""
+    import torch  # heavy optional dependency
+    from torchao.quantization.pt2e import move_exported_model_to_train  # heavy optional dependency
+
+    move_exported_model_to_train(prepared)
+    optimizer = torch.optim.Adam(prepared.parameters(), lr=request.learning_rate)
+    generator = torch.Generator().manual_seed(request.seed)
+    samples = list(data.samples())
+    history = []
+    for _ in range(request.epochs):
+        total = 0.0
+        order = torch.randperm(len(samples), generator=generator).tolist()
+        for start in range(0, len(order), request.batch_size):
+            batch = order[start:start + request.batch_size]
+            optimizer.zero_grad()
+            for index in batch:
+                inputs = [torch.from_numpy(np.ascontiguousarray(a)) for a in samples[index]]
+                loss = _loss(prepared(*inputs), targets[index], kind) / len(batch)
+                loss.backward()
+                total += loss.item() * len(batch)
+            optimizer.step()
+        history.append(round(total / len(samples), 6))
+    return history
+
+
+def run_torch_qat(request: TorchQatRequest, out: Path) -> TorchQatResult:
+    """Prepare (fake quant), fine-tune, convert and export ``request.program`` to the QDQ ONNX file ``out``."""
+    logging.getLogger("torchao").setLevel(logging.ERROR)  # see _quantizer
+    import torch  # heavy optional dependency
+    from torchao.quantization.pt2e import move_exported_model_to_eval  # heavy optional dependency
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e  # heavy optional dependency
+
+    torch.manual_seed(request.seed)
+    data, kind, targets = _targets(request)
+    quantizer = _quantizer(request.per_channel)
+    prepared = prepare_qat_pt2e(request.program.module(), quantizer)
+    history = _fine_tune(prepared, request, data, kind, targets)
+    log.info("QAT (%s): %d epochs on %d samples, loss %s", kind, request.epochs, len(data), history)
+    move_exported_model_to_eval(prepared)
+    converted = convert_pt2e(prepared)
+    program = torch.export.export(converted, request.example_inputs)
+    export_program_to_onnx(program, out)
+    return TorchQatResult(onnx=out, loss=kind, samples=len(data), epoch_losses=history)
