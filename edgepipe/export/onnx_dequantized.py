@@ -43,9 +43,10 @@ def strip_qdq(model: Any) -> tuple[Any, int, int]:
         axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
         source = node.input[0]
         if source in initializers:
-            arrays = [numpy_helper.to_array(initializers[n]) if n else None for n in node.input[1:3]]
-            zero = arrays[1] if len(arrays) > 1 else None
-            value = _dequantized(numpy_helper.to_array(initializers[source]), arrays[0], zero, axis)
+            scale = numpy_helper.to_array(initializers[node.input[1]])
+            zero_name = node.input[2] if len(node.input) > 2 else ""
+            zero = numpy_helper.to_array(initializers[zero_name]) if zero_name in initializers else None
+            value = _dequantized(numpy_helper.to_array(initializers[source]), scale, zero, axis)
             graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
             drop.add(id(node))
             weights += 1

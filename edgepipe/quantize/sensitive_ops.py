@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Op types whose nodes form one group each (all nodes of that type together), in the order tried.
 _ACTIVATION_GROUPS = (("Softmax", "LogSoftmax"), ("Sigmoid",), ("HardSigmoid", "HardSwish"), ("Tanh",))
@@ -28,19 +29,19 @@ class NodeGroup:
     nodes: tuple[str, ...]
 
 
-def _consumers(graph: object) -> dict[str, list[object]]:
-    consumers: dict[str, list[object]] = {}
-    for node in graph.node:  # type: ignore[attr-defined]
+def _consumers(graph: Any) -> dict[str, list[Any]]:
+    consumers: dict[str, list[Any]] = {}
+    for node in graph.node:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
     return consumers
 
 
-def _layernorm_nodes(graph: object) -> tuple[str, ...]:
+def _layernorm_nodes(graph: Any) -> tuple[str, ...]:
     """Nodes of every ``LayerNormalization`` and every decomposed one (a ``ReduceMean`` and its chain)."""
     consumers = _consumers(graph)
-    found: list[str] = [n.name for n in graph.node if n.op_type == "LayerNormalization"]  # type: ignore[attr-defined]
-    for node in graph.node:  # type: ignore[attr-defined]
+    found: list[str] = [n.name for n in graph.node if n.op_type == "LayerNormalization"]
+    for node in graph.node:
         if node.op_type != "ReduceMean" or node.name in found:
             continue
         frontier, depth = [node], 0

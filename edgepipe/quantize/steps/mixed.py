@@ -78,10 +78,12 @@ class _Search:
 
 def _ranked_layers(context: LadderContext, fmt: str) -> list[NodeGroup]:
     """Weight layers of ``fmt``, most sensitive first (isolated SQNR, else accumulated)."""
-    rows = [r for r in context.sensitivity if r.format == fmt]
-    key = [(r.isolated_sqnr_db if r.isolated_sqnr_db is not None else r.accumulated_sqnr_db, r.layer) for r in rows]
-    return [NodeGroup(f"layer {layer} ({value:.1f} dB)", (layer,)) for value, layer in sorted(
-        (k for k in key if k[0] is not None), key=lambda k: k[0])]
+    ranked: list[tuple[float, str]] = []
+    for row in context.sensitivity:
+        value = row.isolated_sqnr_db if row.isolated_sqnr_db is not None else row.accumulated_sqnr_db
+        if row.format == fmt and value is not None:
+            ranked.append((value, row.layer))
+    return [NodeGroup(f"layer {layer} ({value:.1f} dB)", (layer,)) for value, layer in sorted(ranked)]
 
 
 def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...]) -> tuple[_Search, int]:
