@@ -91,7 +91,8 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     wanted = profile.artifact
     path = found.get((wanted.format, wanted.precision))
     if path is None:
-        return Row(name, role, target, "no artifact", detail=f"no {wanted.precision} {wanted.format} was built")
+        return Row(name, role, target, "no artifact", detail=f"no {wanted.precision} {wanted.format} was built"
+                   if found else "no build of this model (its build failed or was not run)")
     graph = read_graph(path)
     report = check_graph(graph, profile)
     start = time.perf_counter()

@@ -48,12 +48,13 @@ def test_hardswish_is_kept_through_preprocessing_and_runs_on_the_htp(tmp_path: P
     assert next(v for v in report.node_verdicts if v.op == "HardSwish").placement == "accelerator"
 
 
-def test_decomposed_hardsigmoid_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path) -> None:
-    """A quantized HardSigmoid, the Q after it and the DQ before it run on the CPU under QNN."""
-    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", ["HardSigmoid"]), tmp_path / "q.onnx", SHAPE)
+@pytest.mark.parametrize("op", ["HardSigmoid", "LeakyRelu"])
+def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path, op: str) -> None:
+    """A quantized HardSigmoid or LeakyRelu, the Q after it and the DQ before it run on the CPU under QNN."""
+    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", [op]), tmp_path / "q.onnx", SHAPE)
     report, result = _verify(model, tmp_path / "work")
     assert result is not None and result.status == "ran", result
-    assert next(v for v in report.node_verdicts if v.op == "HardSigmoid").placement == "cpu"
+    assert report.cpu_ops[op] == report.cpu_ops["QuantizeLinear"] - 1 == 1  # and the graph-input Quantize
     assert result.agree == result.compared == report.nodes, result.disagreements
 
 
