@@ -57,7 +57,7 @@ def build(model: Path, out: Path) -> tuple[dict, int]:
                       "-t", "host-cpu", "--output", str(out)], out.parent)
     reports = list(out.glob("*/host-cpu/report.json"))
     if code not in (0, 2) or not reports:
-        raise RuntimeError(f"edgepipe build of {model} exited {code}")
+        raise RuntimeError(f"`edgepipe build` exited {code}")
     return json.loads(reports[0].read_text()), rss
 
 
@@ -177,6 +177,8 @@ def main() -> None:
                 report, rss = build(model, out)
             except RuntimeError as exc:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
+                if args.write:
+                    write(render(table, verdicts, memory, None, fused))
                 continue
             table += rows(model.name, report)
             folder = next(out.glob("*/host-cpu"))
