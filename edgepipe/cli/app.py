@@ -68,6 +68,9 @@ def _register() -> None:
     from edgepipe.cli import check_cmd  # operator support per target
 
     check_cmd.register(app)
+    from edgepipe.cli import fleet_cmd  # many models × many targets on a process pool or Ray
+
+    fleet_cmd.register(app)
 
 
 def _error(message: str) -> None:
