@@ -11,6 +11,7 @@ others always finish. Ray is in :mod:`edgepipe.fleet.ray_executor`.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import traceback
@@ -24,6 +25,13 @@ from edgepipe.fleet.job import FleetJob, JobOutcome
 
 Work = Callable[[FleetJob], JobOutcome]
 OnDone = Callable[[JobOutcome], None]
+
+
+def quiet_worker_logs(level: int) -> None:
+    """In a worker process: edgepipe logs at the coordinator's ``level``; other libraries only their errors
+    (their advice, such as ONNX Runtime's quantizer hints, would repeat once per job; the reports hold results)."""
+    logging.basicConfig(level=max(level, logging.ERROR), format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("edgepipe").setLevel(level)
 
 
 def bug_outcome(job: FleetJob, error: BaseException) -> JobOutcome:
@@ -85,7 +93,9 @@ class LocalPoolExecutor:
         return [done[job.job_id] for job in jobs]
 
     def _pool(self, workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        level = logging.getLogger("edgepipe").getEffectiveLevel()
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=quiet_worker_logs, initargs=(level,))
 
     def _run_pool(self, pending: list[FleetJob], work: Work, on_done: OnDone,
                   done: dict[str, JobOutcome]) -> list[FleetJob]:

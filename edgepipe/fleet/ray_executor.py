@@ -49,7 +49,7 @@ class RayExecutor:
     def run(self, jobs: list[FleetJob], work: Work, on_done: OnDone) -> list[JobOutcome]:
         import ray  # heavy optional dependency
 
-        temp_dir = None if ray.is_initialized() else self._start(ray)
+        temp_dir = None if ray.is_initialized() else self.connect()
         try:
             task = ray.remote(num_cpus=1, max_retries=self.retries)(work)
             refs = {task.remote(job): job for job in jobs}
@@ -80,18 +80,23 @@ class RayExecutor:
     def _temp_under_output(self) -> Path:
         return self.output.resolve() / ".ray"
 
-    def _start(self, ray: Any) -> Path:
-        """Connect to ``address``, or start a local instance; the temporary folder it uses."""
+    def connect(self) -> Path:
+        """Connect to ``address``, or start a local instance; the temporary folder it uses.
+
+        :meth:`run` calls it unless Ray is already initialized (then it uses that instance and leaves it up).
+        """
+        import ray  # heavy optional dependency
+
+        quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR,
+                                 "log_to_driver": False}
+        if self.address is not None:
+            ray.init(address=self.address, **quiet)
+            return self._temp_under_output()  # nothing of ours to remove: the cluster's folders are its own
         temp_dir = self._temp_under_output()
         if len(str(temp_dir)) > _MAX_TEMP_DIR:
             temp_dir = Path(tempfile.mkdtemp(prefix="edgepipe-ray-"))
             log.info("Ray temporary folder %s (the output path is too long for Ray's sockets)", temp_dir)
         temp_dir.mkdir(parents=True, exist_ok=True)
-        quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
-                                 "log_to_driver": False}
-        if self.address is not None:
-            ray.init(address=self.address, **quiet)
-            return temp_dir
         saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_USAGE_STATS_ENABLED")}
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), saved["PYTHONPATH"]) if p)
         os.environ["RAY_USAGE_STATS_ENABLED"] = "0"

@@ -1,35 +1,29 @@
 """The fleet driver: plan → run the jobs on an executor → assemble the report → write fleet.{json,md,html}.
 
-A model whose targets need several quantization groups is built by several
-jobs (possibly at once, on different workers), each writing its own target
-folders under ``<output>/<model>/``; afterwards its ``summary.{json,md}`` and
-``report.html`` are rewritten here to cover all its targets, read back through
-the typed ``BuildReport``.
+Jobs of one model (one per quantization group, possibly at once on different
+workers) each write their targets' folders under ``<output>/<model>/``; then
+the model's own overview is rewritten over all its targets (:mod:`.overview`).
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from edgepipe.cache import BuildCache
 from edgepipe.fleet.baseline import FleetDiff, diff_fleet, load_fleet_baseline, render_diff_markdown
 from edgepipe.fleet.executors import OnDone, Work
 from edgepipe.fleet.job import FleetJob, JobOutcome, run_job
+from edgepipe.fleet.overview import rewrite_model_overviews
 from edgepipe.fleet.plan import FleetPlan, plan_fleet
 from edgepipe.fleet.render_html import write_fleet_html
 from edgepipe.fleet.render_md import render_fleet_markdown
 from edgepipe.fleet.report import FLEET_HTML, FLEET_JSON, FLEET_MD, FleetReport, assemble
 from edgepipe.fleet.spec import FleetSpec
-from edgepipe.report import BuildReport
-from edgepipe.report.summary import summarise, write_summary, write_text_atomic
-from edgepipe.report.writer import REPORT_JSON
-
-log = logging.getLogger(__name__)
+from edgepipe.report.summary import write_text_atomic
 
 
 class Executor(Protocol):
@@ -48,26 +42,6 @@ class FleetRun:
     report: FleetReport
     diff: FleetDiff | None
     files: list[Path]
-
-
-def _rewrite_model_overviews(spec: FleetSpec, report: FleetReport, plan: FleetPlan) -> None:
-    """Rewrite summary.* and report.html of every model built by several jobs, over all its targets."""
-    jobs = Counter(job.model for job in plan.jobs)
-    for model in (m for m in report.models if jobs[m] > 1):
-        cells = [c for c in report.cells if c.model == model and c.report]
-        if not cells:
-            continue
-        folders = [spec.output / Path(str(c.report)).parent for c in cells]
-        if not all((f / REPORT_JSON).is_file() for f in folders):
-            log.info("%s: target folders not visible here; its summary covers each job's targets only", model)
-            continue
-        reports = {c.target: BuildReport.model_validate_json((f / REPORT_JSON).read_text(encoding="utf-8"))
-                   for c, f in zip(cells, folders)}
-        root = folders[0].parent
-        write_summary(summarise(reports, {c.target: c.status == "restored" for c in cells}, {}), root)
-        from edgepipe.report.html import write_html  # matplotlib: only when a model had several jobs
-
-        write_html(list(reports.values()), root / "report.html")
 
 
 def write_fleet_files(report: FleetReport, output: Path, diff: FleetDiff | None) -> list[Path]:
@@ -96,6 +70,6 @@ def run_fleet(spec: FleetSpec, source: Path, executor: Executor, *, work: Work =
     report = assemble(fleet_file=source, executor=executor.name, workers=executor.workers,
                       wall_seconds=time.perf_counter() - started, models=plan.models, targets=plan.targets,
                       outcomes=[(o, targets_of[o.job_id]) for o in outcomes])
-    _rewrite_model_overviews(spec, report, plan)
+    rewrite_model_overviews(spec.output, report, plan, BuildCache(spec.cache_dir()) if use_cache else None)
     diff = diff_fleet(report, old, spec.gate, baseline) if old is not None and baseline is not None else None
     return FleetRun(report=report, diff=diff, files=write_fleet_files(report, spec.output, diff))
