@@ -24,6 +24,7 @@ config = "../models/digits_cnn/edgepipe.toml"       # or `model` + `[models.data
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -99,12 +100,17 @@ class FleetSpec(_Strict):
         return self.cache or self.output / ".edgepipe-cache"
 
 
+def _path(base: Path, value: Any) -> Any:
+    """``value`` relative to ``base``, normalised (``examples/../build`` is ``build``); non-strings unchanged."""
+    return os.path.normpath(base / value) if isinstance(value, str) else value
+
+
 def _resolve(raw: dict[str, Any], base: Path) -> dict[str, Any]:
     """Make the fleet's relative paths relative to ``base`` (the fleet file's folder)."""
     out = dict(raw)
     for key in ("output", "cache", "config"):
-        if isinstance(out.get(key), str):
-            out[key] = str(base / out[key])
+        if key in out:
+            out[key] = _path(base, out[key])
     models = out.get("models")
     if isinstance(models, list):
         out["models"] = [_resolve_model(m, base) if isinstance(m, dict) else m for m in models]
@@ -114,11 +120,11 @@ def _resolve(raw: dict[str, Any], base: Path) -> dict[str, Any]:
 def _resolve_model(raw: dict[str, Any], base: Path) -> dict[str, Any]:
     out = dict(raw)
     for key in ("model", "config"):
-        if isinstance(out.get(key), str):
-            out[key] = str(base / out[key])
+        if key in out:
+            out[key] = _path(base, out[key])
     data = out.get("data")
     if isinstance(data, dict):
-        out["data"] = {k: str(base / v) if isinstance(v, str) else v for k, v in data.items()}
+        out["data"] = {k: _path(base, v) for k, v in data.items()}
     return out
 
 

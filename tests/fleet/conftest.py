@@ -50,13 +50,16 @@ def write_fleet(path: Path, inputs: dict[str, Path], *, broken: bool = True, out
 [[models]]
 name = "digits_cnn"
 model = "{inputs['digits']}"
-data = {{ calibration = "{inputs['digits_calib']}", evaluation = "{inputs['digits_eval']}" }}
+[models.data]
+calibration = "{inputs['digits_calib']}"
+evaluation = "{inputs['digits_eval']}"
 
 [[models]]
 name = "silero_vad"
 model = "{inputs['silero']}"
-data = {{ calibration = "{inputs['folder'] / 'silero_calib.npz'}",
-         evaluation = "{inputs['folder'] / 'silero_eval.npz'}" }}
+[models.data]
+calibration = "{inputs['folder'] / 'silero_calib.npz'}"
+evaluation = "{inputs['folder'] / 'silero_eval.npz'}"
 """
     if broken:
         models += f'\n[[models]]\nname = "broken"\nmodel = "{inputs["folder"] / "broken.onnx"}"\n'

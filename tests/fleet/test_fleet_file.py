@@ -9,6 +9,8 @@ import pytest
 
 from edgepipe.cli import main
 from edgepipe.config import DEFAULT_MODEL
+from edgepipe.fleet.plan import plan_fleet
+from edgepipe.fleet.spec import load_fleet
 
 MODEL = f'[[models]]\nname = "digits"\nmodel = "{DEFAULT_MODEL}"\n'
 
@@ -52,3 +54,18 @@ def test_missing_fleet_file_and_bad_options(tmp_path: Path, capsys: pytest.Captu
     assert "unknown executor 'spark'" in capsys.readouterr().err
     assert main(["fleet", str(path), "--address", "auto"]) == 1
     assert "--address is for --executor ray" in capsys.readouterr().err
+
+
+def test_the_readme_example_plans(repo_root: Path) -> None:
+    """`edgepipe fleet examples/fleet.toml` (README): two bundled models × four targets, two jobs per model."""
+    source = repo_root / "examples" / "fleet.toml"
+    plan = plan_fleet(load_fleet(source), source)
+    assert plan.models == ["digits_cnn", "digits_nobn"] and plan.cells == 8
+    assert plan.targets == ["host-cpu", "ethos-u55", "mobile-npu", "edge-tpu"]
+    assert [(j.job_id, j.targets) for j in plan.jobs] == [
+        ("digits_cnn#0", ["host-cpu", "ethos-u55", "mobile-npu"]), ("digits_cnn#1", ["edge-tpu"]),
+        ("digits_nobn#0", ["host-cpu", "ethos-u55", "mobile-npu"]), ("digits_nobn#1", ["edge-tpu"])]
+    nobn = plan.jobs[2].config
+    assert nobn.quantization.granularity == "per-tensor" and nobn.latency.runs == 20  # its config, then [build]
+    assert nobn.output == repo_root / "build" / "fleet" / "digits_nobn"
+    assert plan.jobs[0].cache_dir == repo_root / "build" / "fleet" / ".edgepipe-cache"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from edgepipe.cli import main
 from edgepipe.fleet.baseline import diff_fleet, load_fleet_baseline, write_fleet_baseline
-from edgepipe.fleet.cells import FleetCell, Fidelity, unfinished_cells
+from edgepipe.fleet.cells import Fidelity, FleetCell, unfinished_cells
 from edgepipe.fleet.render_html import render_fleet_html
 from edgepipe.fleet.render_md import render_fleet_markdown
 from edgepipe.fleet.report import FleetReport
