@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "FLEET.md"
 BUNDLED = ("digits_cnn", "digits_nobn")
-ZOO_DEFAULT = ("silero_vad", "akiki_vad", "micro_wakeword", "blazeface", "hand_landmark", "palm_detection")
+ZOO_DEFAULT = ("silero_vad", "akiki_vad", "micro_wakeword", "oww_embedding", "blazeface", "hand_landmark")
 START, END = "<!-- fleet-benchmark:start -->", "<!-- fleet-benchmark:end -->"
 QUICK = '[build]\nlatency = { warmup = 1, runs = 3 }\nquantization = { steps = ["ptq"] }\n'
 
@@ -71,7 +71,7 @@ def run_once(fleet: Path, executor: str, workers: int, cache: Path, output: Path
                            "-o", str(output), "--json", "-q"], capture_output=True, text=True, env=env, timeout=7200)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 2):
+    if proc.returncode not in (0, 2, 3):  # 3: a bug row; the fleet still finished and is measured
         raise SystemExit(f"edgepipe fleet -e {executor} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     fleet_json = json.loads(proc.stdout)["fleet"]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -92,8 +92,10 @@ def cache_entry_bytes(cache: Path) -> float:
 
 
 def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
+    """Every round of every executor; the raw figures are saved to ``--raw`` after each (``--render-only``)."""
     results: dict[str, dict[str, list]] = {e: {"cold": [], "warm": []} for e in args.executors}
     entry_bytes = 0.0
+    meta = {"command": " ".join(sys.argv[1:]), "quick": args.quick, "workers": args.workers, "machine": machine()}
     for round_ in range(args.runs):
         for executor in args.executors:
             cache = scratch / f"cache-{executor}-{round_}"
@@ -105,7 +107,13 @@ def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
             print(f"round {round_ + 1} {executor}: cold {cold['wall']:.1f} s, warm {warm['wall']:.1f} s, "
                   f"hits {warm['hits']}/{warm['cells']}", file=sys.stderr, flush=True)
             shutil.rmtree(cache, ignore_errors=True)
-    return {"results": results, "entry_bytes": entry_bytes}
+            if args.raw is not None:
+                meta.update(rounds=round_ + 1, date=f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
+                            load=os.getloadavg()[0])
+                args.raw.write_text(json.dumps({"results": results, "entry_bytes": entry_bytes, "meta": meta}),
+                                    encoding="utf-8")
+    meta.update(rounds=args.runs, date=f"{datetime.now(UTC):%Y-%m-%d %H:%M}", load=os.getloadavg()[0])
+    return {"results": results, "entry_bytes": entry_bytes, "meta": meta}
 
 
 def machine() -> str:
@@ -126,17 +134,19 @@ def per_cell(runs: list[dict]) -> tuple[float, float, float]:
             statistics.median(len(j["targets"]) for j in jobs))
 
 
-def render(args: argparse.Namespace, measured: dict, fleet: dict) -> str:
-    results = measured["results"]
+def render(measured: dict, fleet: dict) -> str:
+    results, meta = measured["results"], measured["meta"]
     models, targets, jobs = len(fleet["models"]), len(fleet["targets"]), len(fleet["jobs"])
-    config = "reduced (`--quick`: PTQ only, 3 latency runs)" if args.quick else "full build settings"
+    config = ("**reduced configuration** (`--quick`: PTQ only, 3 latency runs" + (", three targets)"
+              if targets < 7 else ")")) if meta["quick"] else "full build settings"
     lines = [START, "",
-             f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine()}, **shared with 7 other engineers' "
-             f"jobs** (load average {os.getloadavg()[0]:.1f} at the end): absolute times are noisy, executors "
-             f"alternate within each round so ratios are fairer. {args.runs} rounds; min / median / max.",
+             f"Measured {meta['date']} UTC on {meta['machine']}, **shared with 7 other engineers' jobs** (load "
+             f"average {meta['load']:.1f} at the end): absolute times are noisy and slower than a quiet machine; "
+             f"executors alternate within each round so their ratios are fairer. {meta['rounds']} rounds; "
+             "min / median / max.",
              f"Fleet: {models} models ({', '.join(fleet['models'])}) × {targets} targets "
              f"({', '.join(fleet['targets'])}) = {len(fleet['cells'])} cells in {jobs} jobs; {config}; "
-             f"{args.workers} workers. Command: `PYTHONPATH=$PWD python benchmarks/fleet.py {' '.join(sys.argv[1:])}`",
+             f"{meta['workers']} workers. Command: `PYTHONPATH=$PWD python benchmarks/fleet.py {meta['command']}`",
              "", "| executor | cold wall (s) | cold CPU, process tree (s) | cold CPU, sum of jobs (s) | "
              "warm wall (s) | warm cache hits |", "|---|---|---|---|---|---|"]
     for executor, runs in results.items():
@@ -202,13 +212,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="Reduced build settings: PTQ only, 3 latency runs.")
     parser.add_argument("--write", type=Path, default=None, help="Write the results into this Markdown file.")
+    parser.add_argument("--raw", type=Path, default=None, help="Save the raw figures here after every round.")
+    parser.add_argument("--render-only", action="store_true", help="Render --raw's figures; measure nothing.")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
     try:
-        fleet = fleet_file(scratch, args.zoo, args.models.split(","), args.targets, args.quick)
-        measured = measure(args, fleet, scratch)
+        if args.render_only:
+            measured = json.loads(args.raw.read_text(encoding="utf-8"))
+        else:
+            fleet = fleet_file(scratch, args.zoo, args.models.split(","), args.targets, args.quick)
+            measured = measure(args, fleet, scratch)
         first = next(iter(measured["results"].values()))["cold"][0]["fleet"]
-        text = render(args, measured, first)
+        text = render(measured, first)
         print(text)
         if args.write is not None:
             write_doc(text, args.write)

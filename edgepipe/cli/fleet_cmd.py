@@ -8,6 +8,7 @@ edgepipe (in any cell: its traceback is printed).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -40,6 +41,8 @@ def _executor(kind: str, workers: int | None, address: str | None, output: Path,
         return SerialExecutor()
     if kind == "process":
         return LocalPoolExecutor(workers=workers or default_workers())
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError("--executor ray needs Ray, which is not installed", fix="pip install 'edgepipe[ray]'")
     from edgepipe.fleet.ray_executor import RayExecutor
 
     return RayExecutor(output=output, workers=workers, address=address, retries=retries)
