@@ -27,3 +27,10 @@ def crash_once(job: FleetJob) -> JobOutcome:
             handle.write(f"{os.getpid()}\n")
         os._exit(EXIT_STATUS)
     return run_job(job)
+
+
+def bug_in_silero(job: FleetJob) -> JobOutcome:
+    """Raise an exception edgepipe never raises on purpose (a stand-in for a bug) in silero's job only."""
+    if job.model == "silero_vad":
+        raise ValueError("the truth value of an array with more than one element is ambiguous")
+    return run_job(job)

@@ -127,3 +127,17 @@ def test_cli_json_and_baseline_regression(first_run: FleetRun, fleet_inputs: dic
     assert diff["compared"] == 6 and [(r["model"], r["target"], r["check"]) for r in diff["regressions"]] == [
         ("digits_cnn", "mobile-npu", "cpu ops")]
     assert "## Baseline comparison" in (tmp_path / "out" / "fleet.md").read_text()
+
+
+def test_a_bug_in_one_job_is_its_rows_with_the_traceback(first_run: FleetRun, fleet_inputs: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    source = write_fleet(tmp_path / "fleet.toml", fleet_inputs, broken=False)
+    outcomes = []
+    run = run_fleet(load_fleet(source), source, LocalPoolExecutor(workers=2), work=crashing.bug_in_silero,
+                    on_done=outcomes.append)
+    assert run.report.has_bug and run.report.verdict == "fail"
+    silero = [c for c in run.report.cells if c.model == "silero_vad"]
+    assert [c.status for c in silero] == ["bug"] * 3 and "ValueError: the truth value" in silero[0].reason
+    assert all(c.status == "restored" for c in run.report.cells if c.model == "digits_cnn")
+    traceback = next(o.traceback for o in outcomes if o.model == "silero_vad")
+    assert traceback is not None and "bug_in_silero" in traceback
