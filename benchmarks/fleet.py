@@ -142,18 +142,20 @@ def render(measured: dict, fleet: dict) -> str:
     lines = [START, "",
              f"Measured {meta['date']} UTC on {meta['machine']}, **shared with 7 other engineers' jobs** (load "
              f"average {meta['load']:.1f} at the end): absolute times are noisy and slower than a quiet machine; "
-             f"executors alternate within each round so their ratios are fairer. {meta['rounds']} rounds; "
-             "min / median / max.",
+             f"executors alternate within each round so their ratios are fairer. Cells: min / median / max over "
+             "the runs counted in the table.",
              f"Fleet: {models} models ({', '.join(fleet['models'])}) × {targets} targets "
              f"({', '.join(fleet['targets'])}) = {len(fleet['cells'])} cells in {jobs} jobs; {config}; "
              f"{meta['workers']} workers. Command: `PYTHONPATH=$PWD python benchmarks/fleet.py {meta['command']}`",
-             "", "| executor | cold wall (s) | cold CPU, process tree (s) | cold CPU, jobs' own processes (s) | "
-             "warm wall (s) | warm cache hits |", "|---|---|---|---|---|---|"]
+             "", "| executor | runs | cold wall (s) | cold CPU, process tree (s) | cold CPU, jobs' own processes (s) | "
+             "warm wall (s) | warm cache hits |", "|---|---|---|---|---|---|---|"]
     for executor, runs in results.items():
         cold, warm = runs["cold"], runs["warm"]
+        if not cold:
+            continue
         tree = stats([r["tree_cpu"] for r in cold]) if executor != "ray" else "– (workers not our children)"
         hits = f"{sum(r['hits'] for r in warm)}/{sum(r['cells'] for r in warm)}"
-        lines.append(f"| {executor} | {stats([r['wall'] for r in cold])} | {tree} | "
+        lines.append(f"| {executor} | {len(cold)} | {stats([r['wall'] for r in cold])} | {tree} | "
                      f"{stats([r['job_cpu'] for r in cold])} | {stats([r['wall'] for r in warm])} | {hits} |")
     base = "serial" if "serial" in results else next(iter(results))
     job_wall, _, cells_per_job = per_cell(results[base]["cold"])
