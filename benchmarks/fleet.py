@@ -157,6 +157,16 @@ def render(measured: dict, fleet: dict) -> str:
         hits = f"{sum(r['hits'] for r in warm)}/{sum(r['cells'] for r in warm)}"
         lines.append(f"| {executor} | {len(cold)} | {stats([r['wall'] for r in cold])} | {tree} | "
                      f"{stats([r['job_cpu'] for r in cold])} | {stats([r['wall'] for r in warm])} | {hits} |")
+    medians = {e: (statistics.median(r["wall"] for r in runs["cold"]),
+                   statistics.median(r["wall"] for r in runs["warm"]))
+               for e, runs in results.items() if runs["cold"] and runs["warm"]}
+    if "serial" in medians:
+        speedups = ", ".join(f"{e} ×{medians['serial'][0] / cold:.2f}" for e, (cold, _) in medians.items()
+                             if e != "serial")
+        lines += ["", f"Speed-up of the cold run over serial (medians): {speedups} on {meta['workers']} workers. "
+                  "Warm runs are dominated by start-up: the command's own, the pool's spawned workers, and for "
+                  "Ray the local instance's start (" + ", ".join(f"{e} {warm:.1f} s" for e, (_, warm) in
+                                                              medians.items()) + ")."]
     base = "serial" if "serial" in results else next(iter(results))
     job_wall, _, cells_per_job = per_cell(results[base]["cold"])
     restore_wall, _, _ = per_cell(results[base]["warm"])
