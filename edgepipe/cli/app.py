@@ -30,6 +30,7 @@ from edgepipe.cli import (
     check_cmd,
     eval_cmd,
     export_cmd,
+    fleet_cmd,
     gate_cmd,
     init_cmd,
     schema_cmd,
@@ -44,7 +45,7 @@ __all__ = ["EPILOG", "app", "entry_point", "main"]
 #: The commands, in the order ``edgepipe --help`` lists them: build, export, evaluate, targets; CI (gate,
 #: baselines, report schema); host benchmarks and calibration; operator support per target.
 COMMANDS = (build_cmd, export_cmd, eval_cmd, targets_cmd, gate_cmd, baseline_cmd, schema_cmd, bench_cmd,
-            calibrate_cmd, check_cmd, init_cmd, toolchain_cmd)
+            calibrate_cmd, check_cmd, init_cmd, toolchain_cmd, fleet_cmd)
 
 app = typer.Typer(
     name="edgepipe",

@@ -1,0 +1,81 @@
+"""One fleet job: a model and a group of targets that share quantization, built where a worker runs it.
+
+A job is plain data (picklable, so a process pool or Ray ships it to a worker)
+and :func:`run_job` is what the worker runs: ``run_build`` through the shared,
+content-addressed build cache, so an unchanged cell is restored, not rebuilt.
+A bad model or data becomes the job's cells with the reason (this row only);
+a bug in edgepipe propagates, so the coordinator can tell it apart (exit 3).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from edgepipe.cache import BuildCache
+from edgepipe.config import BuildConfig
+from edgepipe.errors import EdgepipeError
+from edgepipe.fleet.cells import FleetCell, cell_from_report, unfinished_cells
+from edgepipe.limits import use_limits
+from edgepipe.pipeline import run_build
+from edgepipe.report.writer import REPORT_MD
+
+
+@dataclass(frozen=True)
+class FleetJob:
+    """Build ``config`` (its ``targets`` are one quantization group) for the fleet row ``model``."""
+
+    job_id: str
+    model: str
+    config: BuildConfig
+    fleet_output: Path  # the root report paths are relative to
+    cache_dir: Path | None = None
+
+    @property
+    def targets(self) -> list[str]:
+        return list(self.config.targets)
+
+
+@dataclass
+class JobOutcome:
+    """What a job sends back: its cells, and what it cost (s of wall and of this worker's CPU)."""
+
+    job_id: str
+    model: str
+    cells: list[FleetCell]
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    worker: str = ""
+    attempts: int | None = None
+    traceback: str | None = None
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(c.status == "restored" for c in self.cells)
+
+
+def worker_name() -> str:
+    """``host:pid`` of the process running a job."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_job(job: FleetJob) -> JobOutcome:
+    """Build one job (the function a worker runs); edgepipe's own user errors become this row's cells."""
+    started, cpu_started = time.perf_counter(), time.process_time()
+    cache = BuildCache(job.cache_dir) if job.cache_dir is not None else None
+    try:
+        with use_limits(job.config.limits.to_limits()):
+            result = run_build(job.config, None, cache=cache)
+    except EdgepipeError as exc:  # the model, its data or a stage limit: reported in this row, the fleet goes on
+        cells = unfinished_cells(job.model, job.targets, "error", str(exc))
+    else:
+        cells = []
+        for name, report in result.reports.items():
+            folder = result.folders[name]
+            relative = folder.resolve().relative_to(job.fleet_output.resolve()) / REPORT_MD
+            cells.append(cell_from_report(job.model, report, relative, result.cached.get(name, False)))
+    return JobOutcome(job_id=job.job_id, model=job.model, cells=cells, seconds=time.perf_counter() - started,
+                      cpu_seconds=time.process_time() - cpu_started, worker=worker_name())
