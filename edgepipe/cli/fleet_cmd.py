@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from edgepipe.cli.options import QuietOpt
+from edgepipe.cli.options import EPILOG, QuietOpt
 from edgepipe.errors import ConfigError, EdgepipeError, GateFailed
 
 if TYPE_CHECKING:
@@ -158,6 +158,5 @@ def fleet(
 
 
 def register(app: typer.Typer) -> None:
-    from edgepipe.cli.app import EPILOG
 
     app.command("fleet", epilog=EPILOG)(fleet)
