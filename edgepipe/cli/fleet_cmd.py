@@ -158,5 +158,4 @@ def fleet(
 
 
 def register(app: typer.Typer) -> None:
-
     app.command("fleet", epilog=EPILOG)(fleet)
