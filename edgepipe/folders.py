@@ -92,7 +92,7 @@ def _audio(file: Path, spec: TensorSpec, preprocess: Any) -> np.ndarray:
     if not sample_shape or not all(isinstance(d, int) for d in sample_shape):
         raise DataError(f"input {spec.describe()} has no fixed length for audio windows", path=file,
                         fix=f"Fix its shape with input_shapes = {{ {spec.name} = [1, <samples>] }}")
-    length = int(np.prod(sample_shape))
+    length = int(np.prod([int(d) for d in sample_shape if d is not None]))
     clips = wav_windows(file, length, getattr(preprocess, "sample_rate", None))
     return clips.reshape(len(clips), *sample_shape).astype(spec.dtype)
 

@@ -30,7 +30,10 @@ class Executor(Protocol):
     """What :func:`run_fleet` needs of an executor (see :mod:`edgepipe.fleet.executors`)."""
 
     name: str
-    workers: int | None
+
+    @property
+    def workers(self) -> int | None:
+        """How many jobs run at once (None: the engine decides)."""
 
     def run(self, jobs: list[FleetJob], work: Work, on_done: OnDone) -> list[JobOutcome]: ...
 

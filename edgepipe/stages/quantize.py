@@ -88,7 +88,7 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
     labelled = inputs.evaluation.labels is not None
     work = scratch / "ladder"
     work.mkdir(parents=True, exist_ok=True)
-    float_paths = {a.format: a.path for a in floats if a.precision == "fp32"}
+    float_paths: dict[str, Path] = {a.format: a.path for a in floats if a.precision == "fp32"}
     settings, preparation = prepare_float_onnx(float_paths, inputs.calibration, ladder_settings(config, inputs.targets),
                                                work)
     context = LadderContext(
