@@ -149,8 +149,10 @@ def fleet(
         _echo(run, err=json_out)
     for outcome in bugs:
         typer.echo(f"{outcome.job_id}: {outcome.traceback}", err=True)
-    if bugs:
-        raise EdgepipeError(f"{len(bugs)} job(s) hit a bug in edgepipe (tracebacks above); the other cells finished")
+    if run.report.has_bug:
+        count = sum(c.status == "bug" for c in run.report.cells)
+        raise EdgepipeError(f"{count} cell(s) hit an internal error in edgepipe (reasons above"
+                            f"{', tracebacks too' if bugs else ''}); the other cells finished")
     if run.report.verdict != "pass":
         raise GateFailed("fleet verdict: fail")
     if run.diff is not None and not run.diff.passed:

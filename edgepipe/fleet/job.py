@@ -4,7 +4,9 @@ A job is plain data (picklable, so a process pool or Ray ships it to a worker)
 and :func:`run_job` is what the worker runs: ``run_build`` through the shared,
 content-addressed build cache, so an unchanged cell is restored, not rebuilt.
 A bad model or data becomes the job's cells with the reason (this row only);
-a bug in edgepipe propagates, so the coordinator can tell it apart (exit 3).
+so does edgepipe's own internal error (a stage that produced a broken artifact:
+``bug`` cells, exit 3); any other exception propagates, and the executor turns
+it into ``bug`` cells with its traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from edgepipe.cache import BuildCache
 from edgepipe.config import BuildConfig
-from edgepipe.errors import EdgepipeError
+from edgepipe.errors import EdgepipeError, ExitCode
 from edgepipe.fleet.cells import FleetCell, cell_from_report, unfinished_cells
 from edgepipe.limits import use_limits
 from edgepipe.pipeline import run_build
@@ -69,8 +71,9 @@ def run_job(job: FleetJob) -> JobOutcome:
     try:
         with use_limits(job.config.limits.to_limits()):
             result = run_build(job.config, None, cache=cache)
-    except EdgepipeError as exc:  # the model, its data or a stage limit: reported in this row, the fleet goes on
-        cells = unfinished_cells(job.model, job.targets, "error", str(exc))
+    except EdgepipeError as exc:  # reported in this row, the fleet goes on: a bad input is an error, else a bug
+        status = "error" if exc.exit_code == ExitCode.USER_ERROR else "bug"
+        cells = unfinished_cells(job.model, job.targets, status, str(exc))
     else:
         cells = []
         for name, report in result.reports.items():
