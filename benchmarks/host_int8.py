@@ -130,8 +130,8 @@ def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, i
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (AVX2; no AVX-512/VNNI "
              "on this host), **shared with other jobs**. Each model: one `edgepipe build -t host-cpu --no-cache`; "
-             "all figures of a row come from that build's one interleaved measurement session (50 timed runs per "
-             "artifact, p50), so fp32 and int8 saw the same load.", "", *table, "",
+             "all figures of a row come from that build's one interleaved measurement session (10 to 50 timed runs per "
+             "artifact within a 10 s budget, p50), so fp32 and int8 saw the same load.", "", *table, "",
              f"Deployment artifact vs. the aim (p50 ≤ {TARGET_RATIO}× fp32 at the same threads, cosine ≥ 0.99):", "",
              *verdicts, "", "Memory (peak RSS of the largest process, MiB):", "",
              "| model | build | largest artifact (MiB) |", "|---|---|---|",

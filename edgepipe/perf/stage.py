@@ -19,6 +19,7 @@ from edgepipe.targets.performance import PerformanceSpec
 
 log = logging.getLogger(__name__)
 
+
 def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
     """The int8-forms table, read from the build's one measurement session (no second timing)."""
     from edgepipe.bench.int8_forms import forms_table
