@@ -20,7 +20,7 @@ from pathlib import Path
 from edgepipe.cache import BuildCache
 from edgepipe.config import BuildConfig
 from edgepipe.errors import EdgepipeError, ExitCode
-from edgepipe.fleet.cells import FleetCell, cell_from_report, unfinished_cells
+from edgepipe.fleet.cells import CellStatus, FleetCell, cell_from_report, unfinished_cells
 from edgepipe.limits import use_limits
 from edgepipe.pipeline import run_build
 from edgepipe.report.writer import REPORT_MD
@@ -72,7 +72,7 @@ def run_job(job: FleetJob) -> JobOutcome:
         with use_limits(job.config.limits.to_limits()):
             result = run_build(job.config, None, cache=cache)
     except EdgepipeError as exc:  # reported in this row, the fleet goes on: a bad input is an error, else a bug
-        status = "error" if exc.exit_code == ExitCode.USER_ERROR else "bug"
+        status: CellStatus = "error" if exc.exit_code == ExitCode.USER_ERROR else "bug"
         cells = unfinished_cells(job.model, job.targets, status, str(exc))
     else:
         cells = []
