@@ -102,7 +102,7 @@ def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationRepo
             break
     final = _final(results)
     met = final is not None and final.outcome.status == "met"
-    if not met and not context.sensitivity:
+    if not context.sensitivity:  # the report's per-layer table (isolated figures only up to 24 weight layers)
         measure_sensitivity(context)
     report = QuantizationReport(
         threshold_points=context.threshold, metric="top1" if context.labelled else "label_free",
