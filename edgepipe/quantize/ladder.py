@@ -51,8 +51,9 @@ def _shortfall(result: StepResult) -> str:
     for fmt, sel in result.outcome.selection.items():
         if sel.met:
             continue
-        if sel.drop_points is not None:
-            parts.append(f"{fmt} selection drop {sel.drop_points:+.2f} points")
+        if sel.flips_points is not None:
+            parts.append(f"{fmt} top-1 changed on {sel.flips_points:.2f} points of the samples (drop "
+                         f"{sel.drop_points:+.2f})")
         else:
             parts.append(f"{fmt} " + (sel.failures[0] if sel.failures else f"cosine {sel.min_cosine:.4f}"))
     return f"{result.outcome.step} missed on the selection split: " + "; ".join(parts)
@@ -61,7 +62,7 @@ def _shortfall(result: StepResult) -> str:
 def _rank(result: StepResult) -> tuple[int, float, float]:
     """Sort key of kept candidates (smaller is better), from the selection split only."""
     scores = list(result.outcome.selection.values())
-    drop = max((s.drop_points for s in scores if s.drop_points is not None), default=0.0)
+    drop = max((s.flips_points for s in scores if s.flips_points is not None), default=0.0)
     return (sum(not s.met for s in scores), drop, -min((s.min_cosine for s in scores), default=-1.0))
 
 

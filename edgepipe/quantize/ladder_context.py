@@ -126,7 +126,7 @@ class LadderContext:
         split = self.decision_split
         name = "selection" if self.selection is not None else "calibration (no data.selection given)"
         count = len(split) if split.labels is not None else min(len(split), self.settings.selection_samples)
-        measure = (f"top-1 drop <= {self.threshold:g} points" if self.labelled else
+        measure = (f"top-1 changes against the float model <= {self.threshold:g} points" if self.labelled else
                    "label-free fidelity of every output (" + self.thresholds.describe() + ")")
         return f"{name} split, {count} samples of {split.path.name}: {measure}"
 
@@ -177,10 +177,12 @@ class LadderContext:
         return top1_accuracy(self.float_selection[fmt].arrays[0], subset.labels)
 
     def meets(self, fmt: str, score: Fidelity) -> bool:
-        """The stopping rule: within the top-1 threshold (labelled) or every label-free threshold met."""
-        if score.accuracy is not None:
-            drop = 100 * (self.float_selection_accuracy(fmt) - score.accuracy)
-            return drop <= self.threshold + 1e-9
+        """The stopping rule. Labelled: at most ``threshold`` points of the selection samples change their
+        top-1 against the float model (flips bound the accuracy drop from above, and a drop that cancels out
+        on a small split still shows as flips). Label-free: every threshold met by every output.
+        """
+        if score.flips_points is not None:
+            return score.flips_points <= self.threshold + 1e-9
         return not score.failures
 
     def selection_score(self, fmt: str, score: Fidelity) -> SelectionScore:
@@ -188,7 +190,8 @@ class LadderContext:
         drop = None if score.accuracy is None else round(100 * (self.float_selection_accuracy(fmt)
                                                                 - score.accuracy), 4)
         return SelectionScore(min_cosine=score.cosine, min_sqnr_db=score.sqnr_db, accuracy=score.accuracy,
-                              drop_points=drop, failures=list(score.failures), met=self.meets(fmt, score))
+                              drop_points=drop, flips_points=score.flips_points, failures=list(score.failures),
+                              met=self.meets(fmt, score))
 
     @property
     def formats(self) -> list[str]:

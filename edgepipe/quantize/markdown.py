@@ -38,7 +38,7 @@ def _step_row(step: StepOutcome) -> str:
 
 def render_quantization(report: QuantizationReport) -> list[str]:
     """Markdown lines: which step the ladder stopped at (or what it tried), every step, the worst layers."""
-    goal = (f"drop within {report.threshold_points:g} points" if report.metric == "top1"
+    goal = (f"top-1 changes within {report.threshold_points:g} points" if report.metric == "top1"
             else "every label-free threshold")
     if report.met:
         headline = f"Stopped at step ({_letter(report.final_step or 'ptq')}) **{report.final_step}**: {goal} " \

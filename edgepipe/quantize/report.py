@@ -64,6 +64,8 @@ class SelectionScore(_Record):
     min_sqnr_db: float = Field(description="Lowest SQNR over the outputs, against the float model (dB).")
     accuracy: float | None = Field(None, description="Top-1 (0..1) when the selection split has labels.")
     drop_points: float | None = Field(None, description="Float minus quantized top-1 on the selection split.")
+    flips_points: float | None = Field(
+        None, description="Selection samples whose top-1 differs from the float model's (points): the labelled rule.")
     failures: list[str] = Field(default_factory=list, description="Label-free thresholds missed.")
     met: bool
 

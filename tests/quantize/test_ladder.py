@@ -38,18 +38,25 @@ def nobn_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Com
 
 
 @pytest.mark.slow
-def test_nobn_plain_ptq_loses_over_three_points_and_the_ladder_recovers(nobn_build) -> None:
+def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
+    """Every step runs because the one before changed too many top-1s on the *selection* split; the evaluation
+    drops are recorded per step but never decide (on digits_nobn QAT recovers on evaluation, 3.5 -> ~0 points,
+    while its selection flips do not improve: the kept step is the best on selection, and the verdict says so).
+    """
     proc, folder = nobn_build
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode in (0, 2), proc.stdout + proc.stderr
     ladder = _report(folder)["quantization"]
+    assert ladder["metric"] == "top1" and ladder["decided_on"].startswith("selection split, 197 samples")
     steps = {s["step"]: s for s in ladder["steps"]}
     assert steps["ptq"]["recipe"] == {"onnx": "minmax/per-tensor/int8", "tflite": "minmax/per-tensor/int8"}
-    assert max(steps["ptq"]["drop_points"].values()) > 3.0
-    assert ladder["met"] and ladder["final_step"] == list(steps)[-1]
-    assert max(steps[ladder["final_step"]]["drop_points"].values()) <= 1.0
+    assert max(steps["ptq"]["drop_points"].values()) > 3.0  # evaluation: recorded, not decided on
+    assert all(sel["flips_points"] is not None for s in ladder["steps"] for sel in s["selection"].values())
+    for before, after in zip(ladder["steps"], ladder["steps"][1:]):
+        assert after["why"].startswith(f"{before['step']} missed on the selection split")
+    assert max(steps["qat"]["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
     assert all(s["seconds"] > 0 for s in ladder["steps"])
     text = (folder / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
-    assert "## Quantization ladder" in text and f"**{ladder['final_step']}**" in text
+    assert "## Quantization ladder" in text and "Decisions read only the selection split" in text
 
 
 @pytest.mark.slow
@@ -67,7 +74,7 @@ def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     assert {k["precision"] for k in mixed["kept_layers"]["tflite"]} <= {"float"}  # no per-layer int16 in TFLite
     assert mixed["kept_layers"]["onnx"][0]["precision"] == "a16w8"  # host-cpu runs int16: the cheaper one first
     qat = steps["qat"]
-    assert qat["status"] == "met" and set(qat["accuracy"]) == {"onnx", "tflite"}
+    assert qat["status"] in ("met", "missed") and set(qat["accuracy"]) == {"onnx", "tflite"}
     assert max(qat["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
 
 
@@ -97,7 +104,7 @@ def test_threshold_zero_without_training_split_exits_two_with_the_trail(tmp_path
     assert steps["qat"]["status"] == "skipped" and "training split" in steps["qat"]["note"]
     assert ladder["still_sensitive"]
     text = (tmp_path / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
-    assert "No step met drop within 0 points on the selection split" in text and "Still sensitive" in text
+    assert "No step met top-1 changes within 0 points on the selection split" in text and "Still sensitive" in text
 
 
 @pytest.mark.slow
@@ -105,8 +112,11 @@ def test_reference_model_stops_at_step_a(reference_build) -> None:
     proc, folder = reference_build
     assert proc.returncode == 0, proc.stderr
     ladder = json.loads((folder / "report.json").read_text())["quantization"]
-    assert ladder["final_step"] == "ptq" and [s["step"] for s in ladder["steps"]] == ["ptq"]
-    assert ladder["sensitivity"] == [], "PTQ met the threshold: no per-layer sensitivity unless asked for"
+    # stops at the first step whose top-1 changes on the selection split are within 1 point (ptq or calibration)
+    assert ladder["met"] and ladder["final_step"] == ladder["steps"][-1]["step"]
+    assert [s["step"] for s in ladder["steps"]] in (["ptq"], ["ptq", "calibration"])
+    assert ladder["steps"][-1]["selection"]["onnx"]["flips_points"] <= 1.0
+    assert ladder["sensitivity"] == [], "the ladder met its threshold: no per-layer sensitivity unless asked for"
 
 
 @pytest.mark.slow
