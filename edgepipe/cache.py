@@ -75,14 +75,15 @@ def key_parts(config: BuildConfig, profile: TargetProfile) -> dict[str, Any] | N
     """What one target's outputs depend on; ``None`` when an input cannot be read (the build reports why)."""
     try:
         model_hash = sha256_of(config.model)
-        calibration = _data_hash(config.data.calibration)
-        evaluation = _data_hash(config.data.evaluation)
+        # every split: selection and train drive the ladder's decisions as much as calibration does
+        data = {split: _data_hash(getattr(config.data, split))
+                for split in ("calibration", "evaluation", "selection", "train")}
     except OSError:
         return None
     return {
         "layout": LAYOUT,
         "model": {"path": str(config.model), "sha256": model_hash},
-        "data": {"calibration": calibration, "evaluation": evaluation},
+        "data": data,
         "config": config.model_dump(mode="json", exclude=_NOT_IN_KEY),
         "versions": {**tool_versions(), "edgepipe-source": code_digest()},
         "host": {"python": ".".join(map(str, sys.version_info[:2])), "machine": platform.machine()},

@@ -149,3 +149,15 @@ def test_partly_cached_build_restores_some_targets_and_builds_the_rest(first_bui
     for name, data in (cached_build.before or {}).items():
         assert (root / "host-cpu" / name).read_bytes() == data, name
     assert (root / "ethos-u55" / "report.json").is_file() and (root / "report.html").is_file()
+
+
+@pytest.mark.parametrize("split", ["selection", "train"])
+def test_key_changes_with_the_ladder_splits(tmp_path: Path, split: str) -> None:
+    """The selection and train splits decide the ladder's outcome: changing either must not hit an old entry."""
+    (tmp_path / f"{split}.npz").write_bytes(b"v1")
+    config = _config(tmp_path)
+    with_split = config.model_copy(update={"data": config.data.model_copy(update={split: tmp_path / f"{split}.npz"})})
+    before = _digest(with_split)
+    assert before != _digest(config)
+    (tmp_path / f"{split}.npz").write_bytes(b"v2")
+    assert _digest(with_split) != before
