@@ -4,8 +4,9 @@ The failures are the real tools' (no mock): ONNX Runtime's quantizer on a groupe
 decoders and upsampling heads use) takes one per-channel weight scale per output channel of a group, not of
 the layer, and its int32 bias step raises ``ValueError: operands could not be broadcast together ...``
 (a ``Gemm`` with a ``(1, N)`` bias used to be the example: edgepipe's model preparation now flattens those
-biases, see ``edgepipe/quantize/onnx_prepare.py``); per-channel QDQ written into an opset-11 model makes ONNX Runtime refuse the artifact
-(``Unrecognized attribute: axis``). A failure raised in edgepipe's own code inside a boundary stays a bug.
+biases, see ``edgepipe/quantize/onnx_prepare.py``); per-channel QDQ written into an opset-11 model makes
+ONNX Runtime refuse the artifact (``Unrecognized attribute: axis``). A failure raised in edgepipe's own code
+inside a boundary stays a bug.
 """
 
 from __future__ import annotations
