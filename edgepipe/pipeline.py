@@ -36,7 +36,7 @@ from edgepipe.report import BuildReport
 from edgepipe.report.summary import BuildSummary, summarise, write_summary
 from edgepipe.report.writer import REPORT_JSON, write_report
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.evaluate import evaluate_stage
+from edgepipe.stages.evaluate import accuracy_for, evaluate_stage
 from edgepipe.stages.export import export_stage
 from edgepipe.stages.host_forms import host_forms_stage, host_measurement, needs_host_forms
 from edgepipe.stages.inputs import BuildInputs, validate_inputs
@@ -160,8 +160,8 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
     for artifact in quantized:
         check_artifact(artifact, inputs.model.signature)
     artifacts = floats + quantized
-    accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages)
     forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages)
+    accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=forms)
     latency = latency_stage(inputs, artifacts + forms, config, stages)
     measured = host_measurement(inputs, cosine, latency, config.latency.threads)
     for target in inputs.targets:
@@ -173,7 +173,7 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
             sections = run_target_stages(TargetContext(inputs, target, tuple(mine), staged.path, stages, measured))
             sections["quantization"] = ladder
             timed = {a.key: latency[a.key] for a in mine if a.key in latency}
-            report = make_report(inputs, target, mine, accuracy, timed, stages, sections)
+            report = make_report(inputs, target, mine, accuracy_for(accuracy, mine), timed, stages, sections)
             write_report(report, staged.path)
             result.folders[target.name] = staged.commit()
             result.reports[target.name] = report

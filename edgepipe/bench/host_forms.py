@@ -25,6 +25,7 @@ import numpy as np
 from edgepipe.artifacts import Artifact
 from edgepipe.data import Dataset
 from edgepipe.latency import LatencyResult
+from edgepipe.load.onnx_quantized import quantized_kind
 from edgepipe.runtimes import open_runner
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,18 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     if float_onnx is None:
         return []
     path = make_qoperator(float_onnx.path, folder / QOPERATOR_NAME, calibration, scratch)
+    if not is_quantized(path):  # no op had a QOperator kernel (e.g. only ConvTranspose): not an int8 artifact
+        log.warning("%s left out: ONNX Runtime quantized no op of the model in QOperator form", path.name)
+        path.unlink()
+        return []
     return [Artifact(path, "onnx", "int8")]
+
+
+def is_quantized(path: Path) -> bool:
+    """True when the ONNX model at ``path`` has integer ops (a quantizer can leave every op float)."""
+    import onnx  # heavy optional dependency
+
+    return quantized_kind(onnx.load(str(path), load_external_data=False)).is_quantized
 
 
 def form_fidelity(artifacts: list[Artifact], calibration: Dataset) -> dict[str, float]:

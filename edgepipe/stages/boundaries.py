@@ -88,6 +88,8 @@ def _quantizer_advice(message: str) -> str:
         return ('set quantization.granularity = "per-tensor" (per-channel QDQ needs ONNX opset 13 or newer)')
     if "truth value of an array" in low or "int32_bias" in low:
         return 'set quantization.granularity = "per-tensor" (ONNX Runtime\'s per-channel bias-scale step fails)'
+    if "operands could not be broadcast" in low:  # e.g. a grouped ConvTranspose: per-channel scales per group
+        return 'set quantization.granularity = "per-tensor" (ONNX Runtime\'s per-channel scales do not match the bias)'
     if "dimension" in low or "shape" in low:
         return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
     if not low or low == "assertionerror":

@@ -45,8 +45,15 @@ def _top1(artifacts: list[Artifact], scores: dict[str, float], threshold: float)
 
 
 def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: AccuracyConfig,
-                   stages: StageLog) -> AccuracyInfo | None:
-    """Top-1 per artifact when the evaluation data has labels, and the label-free comparison always."""
+                   stages: StageLog, extra: list[Artifact] | None = None) -> AccuracyInfo | None:
+    """Top-1 per artifact when the evaluation data has labels, and the label-free comparison always.
+
+    ``extra`` (host-cpu's int8 forms) are run and compared label-free with the float reference like
+    every artifact, so a target deploying them has evidence for them; they stay out of the per-format
+    top-1 (keyed by format, where the build's own int8 artifact of that format stands).
+    """
+    extra_keys = {a.key for a in extra or []}
+    artifacts = artifacts + list(extra or [])
     data = inputs.evaluation or inputs.calibration
     if data is None or not artifacts:
         stages.skip("evaluate", "no evaluation or calibration data to run the models on" if data is None
@@ -79,6 +86,7 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
         scores = {key: top1_accuracy(out.arrays[0], data.labels) for key, out in outputs.items()}
         correct = {key: out.arrays[0].reshape(len(data.labels), -1).argmax(axis=1) == data.labels
                    for key, out in outputs.items()}
+        artifacts = [a for a in artifacts if a.key not in extra_keys]
         drops = drops_by_format(artifacts, correct)
         return AccuracyInfo(samples=len(data), label_free=label_free,
                             drop_interval={fmt: DropInterval.of(d) for fmt, d in drops.items()},
@@ -86,3 +94,14 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
                             **_top1(artifacts, scores, accuracy.max_drop_points))  # type: ignore[arg-type]
     return AccuracyInfo(metric="label_free", samples=label_free.samples, threshold_points=accuracy.max_drop_points,
                         float=None, float_by_format={}, int8={}, drop_points={}, label_free=label_free)
+
+
+def accuracy_for(accuracy: AccuracyInfo | None, artifacts: list[Artifact]) -> AccuracyInfo | None:
+    """``accuracy`` with only the label-free comparisons of ``artifacts`` (one target's report lists only
+    what its folder holds: host-cpu's extra int8 forms are not another target's)."""
+    if accuracy is None or accuracy.label_free is None:
+        return accuracy
+    keys = {a.key for a in artifacts}
+    comparisons = [c for c in accuracy.label_free.comparisons if c.artifact in keys]
+    label_free = accuracy.label_free.model_copy(update={"comparisons": comparisons})
+    return accuracy.model_copy(update={"label_free": label_free})

@@ -1,9 +1,12 @@
 """A third-party tool failing on a real input is reported with its message and a next step; the build goes on.
 
-The failures are the real tools' (no mock): ONNX Runtime's quantizer on a Gemm with a ``(1, N)`` bias (as
-PaddlePaddle exports write it) raises ``ValueError: The truth value of an array ...`` in its per-channel
-bias-scale step; per-channel QDQ written into an opset-11 model makes ONNX Runtime refuse the artifact
-(``Unrecognized attribute: axis``). A failure raised in edgepipe's own code inside a boundary stays a bug.
+The failures are the real tools' (no mock): ONNX Runtime's quantizer on a grouped ``ConvTranspose`` (as
+decoders and upsampling heads use) takes one per-channel weight scale per output channel of a group, not of
+the layer, and its int32 bias step raises ``ValueError: operands could not be broadcast together ...``
+(a ``Gemm`` with a ``(1, N)`` bias used to be the example: edgepipe's model preparation now flattens those
+biases, see ``edgepipe/quantize/onnx_prepare.py``); per-channel QDQ written into an opset-11 model makes
+ONNX Runtime refuse the artifact (``Unrecognized attribute: axis``). A failure raised in edgepipe's own code
+inside a boundary stays a bug.
 """
 
 from __future__ import annotations
@@ -30,25 +33,26 @@ from edgepipe.stages.boundaries import ORT_QUANTIZER, contained, loadable
 PER_TENSOR = 'granularity = "per-tensor"'
 
 
-def gemm_model(folder: Path) -> tuple[Path, Path]:
-    """Gemm with a (1, 4) bias, plus a token input of dynamic length (so no TFLite conversion runs): model, data."""
+def deconv_model(folder: Path) -> tuple[Path, Path]:
+    """ConvTranspose with 2 groups (4 → 6 channels), plus a token input of dynamic length (so no TFLite
+    conversion runs): model, data."""
     rng = np.random.default_rng(0)
-    weights = numpy_helper.from_array(rng.normal(0, 0.5, (8, 4)).astype(np.float32), "w")
-    bias = numpy_helper.from_array(rng.normal(0, 0.1, (1, 4)).astype(np.float32), "c")
-    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="fc"),
+    weights = numpy_helper.from_array(rng.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.normal(0, 0.1, (6,)).astype(np.float32), "b")
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], group=2, name="up"),
              helper.make_node("ReduceMean", ["tokens"], ["m"], keepdims=1, axes=[1], name="mean")]
     graph = helper.make_graph(
-        nodes, "gemm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8]),
-                        helper.make_tensor_value_info("tokens", TensorProto.FLOAT, [1, "n"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4]),
+        nodes, "deconv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6]),
+                          helper.make_tensor_value_info("tokens", TensorProto.FLOAT, [1, "n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8]),
          helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 1])], [weights, bias])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    onnx.save(model, str(folder / "gemm.onnx"))
-    np.savez(folder / "gemm_calib.npz", x=rng.random((16, 8), dtype=np.float32),
+    onnx.save(model, str(folder / "deconv.onnx"))
+    np.savez(folder / "deconv_calib.npz", x=rng.random((16, 4, 6, 6), dtype=np.float32),
              tokens=rng.random((16, 5), dtype=np.float32))
-    return folder / "gemm.onnx", folder / "gemm_calib.npz"
+    return folder / "deconv.onnx", folder / "deconv_calib.npz"
 
 
 def opset11_conv(folder: Path) -> Path:
@@ -73,20 +77,20 @@ def _dataset(path: Path, names: tuple[str, ...]) -> Dataset:
 
 
 def test_ort_quantizer_failure_becomes_a_tool_failure_with_the_fix(tmp_path: Path) -> None:
-    model, calib = gemm_model(tmp_path)
+    model, calib = deconv_model(tmp_path)
     data = _dataset(calib, ("x", "tokens"))
     with pytest.raises(ToolFailed) as caught, contained(ORT_QUANTIZER):
         quantize_onnx(model, tmp_path / "int8.onnx", data, DEFAULT_RECIPE, tmp_path)
     failure = caught.value
     assert failure.tool == "onnxruntime.quantization"
-    assert "truth value of an array" in failure.message and PER_TENSOR in failure.next_step
+    assert "operands could not be broadcast together" in failure.message and PER_TENSOR in failure.next_step
     assert isinstance(failure.__cause__, ValueError) and isinstance(failure, UserError)
     # the next step is true: per-tensor quantizes the same model, and the artifact runs
     per_tensor = quantize_onnx(model, tmp_path / "int8_pt.onnx", data, DEFAULT_RECIPE.__class__(per_channel=False),
                                tmp_path)
     with open_runner(per_tensor) as runner:
         outputs = runner.infer(next(data.samples()))
-    assert outputs[0].shape == (1, 4)
+    assert outputs[0].shape == (1, 6, 8, 8)
 
 
 def test_artifact_the_runtime_refuses_is_dropped_and_recorded(tmp_path: Path) -> None:
@@ -127,7 +131,7 @@ def _build(folder: Path, model: Path, calib: Path, capsys: pytest.CaptureFixture
 
 def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    model, calib = gemm_model(tmp_path)
+    model, calib = deconv_model(tmp_path)
     code, document, root = _build(tmp_path, model, calib, capsys)
     assert code == ExitCode.GATE_FAILED and document["exit_code"] == 2 and document["verdict"] == "not proven"
     for target in ("gpu-reference", "host-cpu"):
@@ -137,7 +141,7 @@ def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path
         assert {a["path"] for a in report["artifacts"]} == {"model.onnx"}
         quantize = [f for f in report["failures"] if f["stage"] == "quantize"]
         assert [f["tool"] for f in quantize] == ["onnxruntime.quantization"]
-        assert "truth value" in quantize[0]["message"] and PER_TENSOR in quantize[0]["next_step"]
+        assert "could not be broadcast" in quantize[0]["message"] and PER_TENSOR in quantize[0]["next_step"]
         assert {"name": "quantize", "status": "failed"}.items() <= next(
             s for s in report["stages"] if s["status"] == "failed").items()
         assert report["evidence"][0] == {"requirement": "int8 artifact", "outcome": "not proven",
@@ -152,7 +156,7 @@ def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path
 
 
 def test_the_next_step_it_names_fixes_the_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    model, calib = gemm_model(tmp_path)
+    model, calib = deconv_model(tmp_path)
     config = tmp_path / "edgepipe.toml"
     config.write_text('[quantization]\ngranularity = "per-tensor"\n', encoding="utf-8")
     code, document, root = _build(tmp_path, model, calib, capsys, "--config", str(config))
