@@ -160,9 +160,14 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
         cached = json.loads(sidecar.read_text(encoding="utf-8"))
         return PreparedOnnx(out_path, cached["opset"], cached["per_channel"], cached["notes"])
     processed = out_path.with_name(out_path.stem + "_ort.onnx")
-    quant_pre_process(str(float_path), str(processed), skip_symbolic_shape=False)
-    model = onnx.load(str(processed))
     notes = []
+    try:
+        quant_pre_process(str(float_path), str(processed), skip_symbolic_shape=False)
+    except AssertionError:  # ORT's symbolic shape inference asserts on graphs it does not model (e.g. Concat axis 1)
+        quant_pre_process(str(float_path), str(processed), skip_symbolic_shape=True)
+        notes.append("ONNX Runtime's symbolic shape inference failed on this graph (an assertion in "
+                     "symbolic_shape_infer); pre-processed with ONNX shape inference only")
+    model = onnx.load(str(processed))
     if default_opset(model) < PER_CHANNEL_OPSET:
         model, note = upgrade_opset(model, samples or synthetic_samples(model))
         notes.append(note if note.startswith("opset") else

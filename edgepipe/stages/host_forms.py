@@ -12,8 +12,10 @@ from pathlib import Path
 
 from edgepipe.artifacts import Artifact
 from edgepipe.bench.host_forms import HostMeasurement, form_fidelity, host_forms
+from edgepipe.errors import ToolFailed
 from edgepipe.latency import LatencyResult
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.boundaries import LITERT, ORT_QUANTIZER, contained
 from edgepipe.stages.inputs import BuildInputs
 
 log = logging.getLogger(__name__)
@@ -30,10 +32,15 @@ def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Pat
     """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine."""
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
         return [], {}
-    with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
-                             "cosine of every int8 form on calibration samples"):
-        forms = host_forms(artifacts, inputs.calibration, folder, scratch)
-        return forms, form_fidelity(artifacts + forms, inputs.calibration)
+    try:  # a quantizer or runtime failure loses the extra form, never the build
+        with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
+                                 "cosine of every int8 form on calibration samples"), \
+                contained(ORT_QUANTIZER), contained(LITERT):
+            forms = host_forms(artifacts, inputs.calibration, folder, scratch)
+            return forms, form_fidelity(artifacts + forms, inputs.calibration)
+    except ToolFailed as failure:
+        stages.fail(STAGE, failure, artifact="model_int8_qoperator.onnx")
+        return [], {}
 
 
 def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],

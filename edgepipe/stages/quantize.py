@@ -134,7 +134,11 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
-        notes = _onnx_preparation(floats, inputs, scratch)
+        try:
+            with contained(ORT_QUANTIZER):
+                notes = _onnx_preparation(floats, inputs, scratch)
+        except ToolFailed:  # the ONNX quantization below meets the same failure and records it, with its next step
+            notes = []
         detail = f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples" + "".join(
             f"; {note}" for note in notes)
         with stages.stage(STAGE, detail):
