@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from edgepipe.bench.int8_forms import forms_table
 from edgepipe.perf.calibration import effective_performance, is_calibrated
 from edgepipe.perf.power import energy_mj
 from edgepipe.perf.predict import pick_artifact, predict
@@ -22,8 +23,6 @@ log = logging.getLogger(__name__)
 
 def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
     """The int8-forms table, read from the build's one measurement session (no second timing)."""
-    from edgepipe.bench.int8_forms import forms_table
-
     if context.measured is None:
         return [], None
     data = context.inputs.calibration

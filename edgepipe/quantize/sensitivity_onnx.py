@@ -85,7 +85,7 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
                                          _activations(prepared, folder / "f_aug.onnx", dataset, samples))
     layers = _layer_tensors(prepared)
     isolated = len(layers) <= ISOLATED_MAX_LAYERS
-    subset = Dataset(dataset.path, tuple(a[:limit] for a in dataset.inputs), None, dataset.sha256)
+    subset = Dataset(dataset.path, tuple(a[:limit] for a in dataset.inputs), None, dataset.sha256, dataset.whole)
     float_out = predict_logits(prepared, subset) if isolated else None
     rows = []
     for node, op, tensors in layers:
