@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from edgepipe.perf.report import ModeEstimate
 from edgepipe.report.schema import BuildReport
 
@@ -21,8 +23,23 @@ DEPLOYED_ORDER = ("model_int8.tflite", "model_int8.onnx")
 
 
 def as_report(report: BuildReport | Mapping[str, Any]) -> BuildReport:
-    """``report`` as the typed model (plain data, e.g. from a baseline file, is validated)."""
-    return report if isinstance(report, BuildReport) else BuildReport.model_validate(report)
+    """``report`` as the typed model (plain data, e.g. from a baseline file, is validated).
+
+    A baseline written by an older edgepipe may hold optional sections in a shape this one no longer reads, or
+    sections it retired: those are left out (so nothing is compared on them) rather than failing the gate.
+    Required fields that do not validate still raise.
+    """
+    if isinstance(report, BuildReport):
+        return report
+    try:
+        return BuildReport.model_validate(report)
+    except ValidationError as exc:
+        fields = BuildReport.model_fields
+        bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+        droppable = {name for name, field in fields.items() if not field.is_required()} | (set(report) - set(fields))
+        if not bad <= droppable:
+            raise
+        return BuildReport.model_validate({k: v for k, v in report.items() if k in fields and k not in bad})
 
 
 def as_dict(report: BuildReport | Mapping[str, Any]) -> dict[str, Any]:

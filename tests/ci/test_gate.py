@@ -75,7 +75,15 @@ def test_latency_without_intervals_is_shown_but_not_gated(report: dict[str, Any]
 
 def _with_support(report: dict[str, Any], placement: dict[str, str]) -> dict[str, Any]:
     changed = copy.deepcopy(report)
-    changed["support"] = {"node_verdicts": [{"name": op, "placement": unit} for op, unit in placement.items()]}
+    verdicts = [{"index": i, "name": name, "op": name, "placement": unit}
+                for i, (name, unit) in enumerate(placement.items())]
+    on_accelerator = sum(unit == "accelerator" for unit in placement.values())
+    changed["support"] = {
+        "target": "host-cpu", "artifact": "model_int8.onnx", "format": "onnx", "partition_semantics": "any",
+        "nodes": len(verdicts), "accelerator_nodes": on_accelerator, "node_share": on_accelerator / len(verdicts),
+        "macs": 0, "accelerator_macs": 0, "mac_share": 1.0, "partitions": 1, "transitions": 0,
+        "peak_activation_bytes": 0, "weights_bytes": 0, "sram_bytes": None, "fits_sram": None,
+        "cpu_ops": {}, "node_verdicts": verdicts, "partition_list": []}
     return changed
 
 
