@@ -37,8 +37,8 @@ def _context(tmp_path: Path, model_path: Path | None, labelled: bool) -> LadderC
 
 @pytest.mark.xfail(reason="known, open: with accuracy judged on exact int8 semantics (unfused QDQ) instead of this "
                           "AVX2 host's saturating int8 kernels, PTQ of digits_vit may already meet the threshold on "
-                          "the selection split, so the ladder never reaches QAT; the reference model's PTQ loss must be "
-                          "re-measured (issue 15)", strict=False)
+                          "the selection split, so the ladder never reaches QAT; the reference model's PTQ loss "
+                          "must be re-measured (issue 15)", strict=False)
 @pytest.mark.parametrize("labelled", [True, False], ids=["labels", "distillation"])
 def test_qat_improves_the_reference_model_over_ptq(tmp_path: Path, labelled: bool) -> None:
     artifacts, report = run_ladder(_context(tmp_path, None, labelled))
