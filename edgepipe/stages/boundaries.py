@@ -108,7 +108,8 @@ def _runtime_advice(message: str) -> str:
         return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
     if "no op registered" in low or "custom" in low:
         return "the model uses an op this runtime lacks; deploy the other format, or replace the op before export"
-    return "this artifact is left out; the other artifacts are still evaluated and checked"
+    return ("this artifact is left out (the other artifacts are still evaluated and checked); deploy the other "
+            "format, or convert this one yourself and build that file")
 
 
 def _tflite_quantizer_advice(message: str) -> str:

@@ -45,7 +45,7 @@ def test_fleet_completes_on_ray(first_run: FleetRun) -> None:
         for target in TARGETS:
             cell = report.cell(model, target)
             assert cell is not None and cell.status == "built", (model, target, cell)
-            assert cell.verdict in ("pass", "fail") and cell.size_bytes and cell.size_bytes > 0
+            assert cell.verdict in ("pass", "fail", "not proven") and cell.size_bytes and cell.size_bytes > 0
             assert cell.report is not None and (first_run.files[0].parent / cell.report).is_file()
             if model == "digits_cnn":  # silero's TFLite does not run in LiteRT: Ethos-U checks are skipped
                 assert cell.cpu_ops is not None and cell.partitions is not None

@@ -67,8 +67,10 @@ def test_silero_vad_onnx_for_every_target(silero_model: Path, silero_data: tuple
         assert 0.9 < outputs["stateN"]["cosine"] <= 1.0
         _check_verdict(report)
         export = next(s for s in report["stages"] if s["name"] == "export")
-        assert export["status"] == "ran" or "TFLite conversion failed" in export["detail"], export
-    assert (code == 2) == any(r["verdict"] == "fail" for r in reports.values())
+        # silero's onnx2tf output has 0-size dims LiteRT refuses: a contained, reported tool failure
+        assert export["status"] == "ran" or any(t in export["detail"] for t in ("TFLite conversion failed",
+                                                                               "LiteRT failed")), export
+    assert (code == 2) == any(r["verdict"] != "pass" for r in reports.values())
 
 
 def test_blazeface_tflite_for_every_target(blazeface: Path, photos: Path, tmp_path: Path,
