@@ -22,8 +22,10 @@ The result is cached beside the prepared file (``<name>.json``), so every caller
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,14 +161,18 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
     if out_path.exists() and sidecar.exists():
         cached = json.loads(sidecar.read_text(encoding="utf-8"))
         return PreparedOnnx(out_path, cached["opset"], cached["per_channel"], cached["notes"])
-    processed = out_path.with_name(out_path.stem + "_ort.onnx")
+    processed = out_path.with_name(out_path.stem + "_ort.onnx").resolve()
+    source = str(float_path.resolve())
     notes = []
     try:
-        quant_pre_process(str(float_path), str(processed), skip_symbolic_shape=False)
+        # ORT saves its partial result (sym_shape_infer_temp.onnx + a <uuid>.data file) into the current folder
+        # when its symbolic shape inference gives up: run it from a scratch folder so the user's folder stays clean.
+        with tempfile.TemporaryDirectory(prefix="edgepipe-ort-") as scratch, contextlib.chdir(scratch):
+            quant_pre_process(source, str(processed), skip_symbolic_shape=False)
     except Exception as exc:  # noqa: BLE001 - ORT's symbolic shape inference raises a bare Exception or asserts
         if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc):
             raise  # anything else is not the shape-inference gap this works around
-        quant_pre_process(str(float_path), str(processed), skip_symbolic_shape=True)
+        quant_pre_process(source, str(processed), skip_symbolic_shape=True)
         notes.append("ONNX Runtime's symbolic shape inference failed on this graph (an assertion in "
                      "symbolic_shape_infer); pre-processed with ONNX shape inference only")
     model = onnx.load(str(processed))

@@ -128,3 +128,26 @@ def test_dynamic_quantized_real_model_stays_loadable(tmp_path: Path) -> None:
     built = ort.InferenceSession(str(folder / "model_int8.onnx"), providers=["CPUExecutionProvider"])
     feed = {"input": stream["input"][:1], "state": stream["state"][0]}
     np.testing.assert_allclose(built.run(None, feed)[0], shipped.run(None, feed)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_incomplete_symbolic_shape_inference_falls_back_and_leaves_the_working_folder_clean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ORT's symbolic shape inference gives up on dims it cannot merge (here: Add of two differently named dims)
+    and then saves its partial model into the current folder; edgepipe falls back and writes nothing there."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["x", "y"], ["z"])], "unmergeable",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["a"]),
+         onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["b"])],
+        [onnx.helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])
+    source = tmp_path / "model.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]), str(source))
+    user_folder = tmp_path / "cwd"
+    user_folder.mkdir()
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(user_folder)
+
+    prepared = prepare_onnx(source, tmp_path / "out" / "prepared.onnx")
+
+    assert prepared.path.exists()
+    assert any("symbolic shape inference failed" in note for note in prepared.notes)
+    assert list(user_folder.iterdir()) == []
