@@ -31,31 +31,73 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "FLEET.md"
 BUNDLED = ("digits_cnn", "digits_nobn")
-ZOO_DEFAULT = ("akiki_vad", "micro_wakeword", "blazeface", "hand_landmark", "palm_detection", "selfie_segmentation")
+ZOO_DEFAULT = ("micro_wakeword", "blazeface", "selfie_segmentation", "hand_landmark", "ppocr_v2_cls", "silero_vad")
 START, END = "<!-- fleet-benchmark:start -->", "<!-- fleet-benchmark:end -->"
 QUICK = '[build]\nlatency = { warmup = 1, runs = 3 }\nquantization = { steps = ["ptq"] }\n'
+#: ``--quick``: samples kept of each .npz split (calibration, evaluation); image folders keep this many files.
+QUICK_SAMPLES = {"calibration": 64, "evaluation": 100}
+
+
+def model_config(name: str, zoo: Path | None) -> Path:
+    """The edgepipe.toml of a bundled or zoo model (digits_cnn's is the bundled default's data)."""
+    if name == "digits_nobn":
+        return ROOT / "models/digits_nobn/edgepipe.toml"
+    if zoo is not None and (zoo / name / "edgepipe.toml").is_file():
+        return zoo / name / "edgepipe.toml"
+    raise SystemExit(f"{name}: not bundled and not in --zoo {zoo}")
+
+
+def model_data(name: str, zoo: Path | None) -> dict[str, Path]:
+    """The calibration and evaluation splits a model's config names (absolute paths)."""
+    if name == "digits_cnn":
+        return {split: ROOT / "calib/digits" / f"{split}.npz" for split in QUICK_SAMPLES}
+    config = model_config(name, zoo)
+    data = tomllib.loads(config.read_text(encoding="utf-8")).get("data", {})
+    return {split: (config.parent / data[split]).resolve() for split in QUICK_SAMPLES if split in data}
+
+
+def subset(source: Path, target: Path, count: int) -> Path:
+    """The first ``count`` samples of an .npz split, or the first ``count`` files of an image folder."""
+    if source.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        for file in sorted(p for p in source.iterdir() if p.is_file())[:count]:
+            shutil.copy2(file, target / file.name)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with np.load(source) as data:
+        np.savez(target, **{key: data[key][:count] for key in data.files})
+    return target
 
 
 def fleet_file(folder: Path, zoo: Path | None, names: list[str], targets: str, quick: bool) -> Path:
-    """The benchmark's FLEET.toml: the bundled models, then the zoo's (each with its own edgepipe.toml)."""
+    """The benchmark's FLEET.toml: the bundled models, then the zoo's (each with its own edgepipe.toml).
+
+    With ``quick``, every model's calibration and evaluation splits are cut to ``QUICK_SAMPLES`` (copies in
+    ``folder``); its own config (preprocessing, input shapes, thresholds) is kept.
+    """
     target_list = '"all"' if targets == "all" else json.dumps(targets.split(","))
     lines = [f"targets = {target_list}", 'output = "out"', QUICK if quick else ""]
     for name in names:
         lines.append(f'[[models]]\nname = "{name}"')
         if name == "digits_cnn":
             lines.append(f'model = "{ROOT / "models/digits_cnn/digits_cnn.keras"}"')
-        elif name == "digits_nobn":
-            lines.append(f'config = "{ROOT / "models/digits_nobn/edgepipe.toml"}"')
-        elif zoo is not None and (zoo / name / "edgepipe.toml").is_file():
-            lines.append(f'config = "{zoo / name / "edgepipe.toml"}"')
         else:
-            raise SystemExit(f"{name}: not bundled and not in --zoo {zoo}")
+            lines.append(f'config = "{model_config(name, zoo)}"')
+        if quick:
+            lines.append("[models.data]")
+            for split, source in model_data(name, zoo).items():
+                suffix = "" if source.is_dir() else ".npz"
+                kept = subset(source, folder / "data" / f"{name}-{split}{suffix}", QUICK_SAMPLES[split])
+                lines.append(f'{split} = "{kept}"')
     path = folder / "FLEET.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -76,7 +118,7 @@ def run_once(fleet: Path, executor: str, workers: int, cache: Path, output: Path
     fleet_json = json.loads(proc.stdout)["fleet"]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "tree_cpu": cpu, "fleet": fleet_json,
-            "job_cpu": sum(j["cpu_seconds"] for j in fleet_json["jobs"]),
+            "job_cpu": sum(j["cpu_seconds"] + j.get("subprocess_cpu_seconds", 0.0) for j in fleet_json["jobs"]),
             "hits": sum(c["status"] == "restored" for c in fleet_json["cells"]), "cells": len(fleet_json["cells"])}
 
 
@@ -95,7 +137,8 @@ def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
     """Every round of every executor; the raw figures are saved to ``--raw`` after each (``--render-only``)."""
     results: dict[str, dict[str, list]] = {e: {"cold": [], "warm": []} for e in args.executors}
     entry_bytes = 0.0
-    meta = {"command": " ".join(sys.argv[1:]), "quick": args.quick, "workers": args.workers, "machine": machine()}
+    meta = {"command": " ".join(sys.argv[1:]), "quick": args.quick, "workers": args.workers, "machine": machine(),
+            "commit": args.commit}
     for round_ in range(args.runs):
         for executor in args.executors:
             cache = scratch / f"cache-{executor}-{round_}"
@@ -114,6 +157,12 @@ def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
                                     encoding="utf-8")
     meta.update(rounds=args.runs, date=f"{datetime.now(UTC):%Y-%m-%d %H:%M}", load=os.getloadavg()[0])
     return {"results": results, "entry_bytes": entry_bytes, "meta": meta}
+
+
+def commit() -> str:
+    """The measured tree's git commit (short), or 'unknown' outside a checkout (pass --commit then)."""
+    proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else "unknown"
 
 
 def machine() -> str:
@@ -234,7 +283,9 @@ def main() -> None:
     parser.add_argument("--write", type=Path, default=None, help="Write the results into this Markdown file.")
     parser.add_argument("--raw", type=Path, default=None, help="Save the raw figures here after every round.")
     parser.add_argument("--render-only", action="store_true", help="Render --raw's figures; measure nothing.")
+    parser.add_argument("--commit", default=None, help="The commit measured (default: this checkout's HEAD).")
     args = parser.parse_args()
+    args.commit = args.commit or commit()
     scratch = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
     try:
         if args.render_only:

@@ -15,7 +15,7 @@ from edgepipe import __version__
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.job import JobOutcome
 
-FLEET_VERSION = "1.0"
+FLEET_VERSION = "1.1"
 FLEET_JSON = "fleet.json"
 FLEET_MD = "fleet.md"
 FLEET_HTML = "fleet.html"
@@ -33,6 +33,8 @@ class JobRecord(_Record):
     targets: list[str]
     seconds: float = Field(description="Wall time of the job in its worker (s).")
     cpu_seconds: float = Field(description="CPU time of the job in its worker process (s; children not counted).")
+    subprocess_cpu_seconds: float = Field(0.0, description="CPU time of the subprocesses the job ran and waited "
+                                               "for (s): converters, vendor compilers in their own environments.")
     cache_hits: int = Field(description="Cells restored from the build cache.")
     worker: str = Field(description="host:pid that ran it ('' when it never finished).")
     attempts: int | None = Field(None, description="Attempts made (None: the executor does not say, as with Ray).")
@@ -67,7 +69,8 @@ class FleetReport(_Record):
 
 def job_record(outcome: JobOutcome, targets: list[str]) -> JobRecord:
     return JobRecord(job_id=outcome.job_id, model=outcome.model, targets=targets, seconds=round(outcome.seconds, 3),
-                     cpu_seconds=round(outcome.cpu_seconds, 3), cache_hits=outcome.cache_hits,
+                     cpu_seconds=round(outcome.cpu_seconds, 3),
+                     subprocess_cpu_seconds=round(outcome.subprocess_cpu_seconds, 3), cache_hits=outcome.cache_hits,
                      worker=outcome.worker, attempts=outcome.attempts)
 
 
