@@ -43,7 +43,7 @@ BUNDLED = ("digits_cnn", "digits_nobn")
 ZOO_DEFAULT = ("micro_wakeword", "blazeface", "selfie_segmentation", "hand_landmark", "ppocr_v2_cls", "silero_vad")
 START, END = "<!-- fleet-benchmark:start -->", "<!-- fleet-benchmark:end -->"
 QUICK = '[build]\nlatency = { warmup = 1, runs = 3 }\nquantization = { steps = ["ptq"] }\n'
-#: ``--quick``: samples kept of each .npz split (calibration, evaluation); image folders keep this many files.
+#: ``--quick``: samples kept of each .npz split (image folders are kept whole).
 QUICK_SAMPLES = {"calibration": 64, "evaluation": 100}
 
 
@@ -66,13 +66,11 @@ def model_data(name: str, zoo: Path | None) -> dict[str, Path]:
 
 
 def subset(source: Path, target: Path, count: int) -> Path:
-    """The first ``count`` samples of an .npz split, or the first ``count`` files of an image folder."""
-    if source.is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-        for file in sorted(p for p in source.iterdir() if p.is_file())[:count]:
-            shutil.copy2(file, target / file.name)
-        return target
+    """The first ``count`` samples of an .npz split; an image folder (tens of files in the zoo) whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, target)
+        return target
     with np.load(source) as data:
         np.savez(target, **{key: data[key][:count] for key in data.files})
     return target
