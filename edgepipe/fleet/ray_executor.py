@@ -13,6 +13,11 @@ output stays in Ray's session logs), a small object store, and its temporary
 folder under the fleet's output (or a short folder in the system's temporary
 folder when that path is too long for Ray's Unix sockets). Its workers import
 the same edgepipe as this process.
+
+Interrupted (Ctrl-C, or SIGTERM through the CLI), the executor cancels every
+unfinished task (a running one gets a KeyboardInterrupt: its build unwinds and
+removes its staging folder), waits up to ``STOP_GRACE_SECONDS`` for them, and
+stops the local instance it started; the interrupt then propagates (exit 130).
 """
 
 from __future__ import annotations
@@ -26,8 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.config import PROJECT_ROOT
-from edgepipe.fleet.executors import OnDone, Work, bug_outcome, crashed_outcome, default_workers
+from edgepipe.fleet.executors import (
+    STOP_GRACE_SECONDS,
+    OnDone,
+    Work,
+    bug_outcome,
+    crashed_outcome,
+    default_workers,
+)
 from edgepipe.fleet.job import FleetJob, JobOutcome
+from edgepipe.output import signals_deferred
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +67,18 @@ class RayExecutor:
             task = ray.remote(num_cpus=1, max_retries=self.retries)(work)
             refs = {task.remote(job): job for job in jobs}
             done: dict[str, JobOutcome] = {}
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1)
-                for ref in ready:
-                    job = refs.pop(ref)
-                    outcome = self._collect(ray, ref, job)
-                    on_done(outcome)
-                    done[job.job_id] = outcome
+            try:
+                while refs:
+                    ready, _ = ray.wait(list(refs), num_returns=1)
+                    for ref in ready:
+                        job = refs.pop(ref)
+                        outcome = self._collect(ray, ref, job)
+                        on_done(outcome)
+                        done[job.job_id] = outcome
+            except KeyboardInterrupt:
+                with signals_deferred():
+                    _cancel(ray, list(refs))
+                raise
             return [done[job.job_id] for job in jobs]
         finally:
             if temp_dir is not None:
@@ -110,3 +128,12 @@ class RayExecutor:
                 else:
                     os.environ[key] = value
         return temp_dir
+
+
+def _cancel(ray: Any, refs: list[Any], grace: float = STOP_GRACE_SECONDS) -> None:
+    """Cancel unfinished tasks: queued ones never start, running ones unwind (KeyboardInterrupt in the task);
+    wait up to ``grace`` s for them to end."""
+    for ref in refs:
+        ray.cancel(ref, recursive=True)
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=grace)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from edgepipe import __version__
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.job import JobOutcome
+from edgepipe.report.files import Record
 
 FLEET_VERSION = "1.1"
 FLEET_JSON = "fleet.json"
@@ -21,11 +22,7 @@ FLEET_MD = "fleet.md"
 FLEET_HTML = "fleet.html"
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class JobRecord(_Record):
+class JobRecord(Record):
     """One job: a model and a group of targets sharing quantization, and what it cost."""
 
     job_id: str
@@ -40,7 +37,7 @@ class JobRecord(_Record):
     attempts: int | None = Field(None, description="Attempts made (None: the executor does not say, as with Ray).")
 
 
-class FleetReport(_Record):
+class FleetReport(Record):
     """Every cell of one fleet run, the jobs that made them, and the run's verdict."""
 
     fleet_version: str = FLEET_VERSION
