@@ -121,7 +121,10 @@ class SerialExecutor:
     def run(self, jobs: list[FleetJob], work: Work, on_done: OnDone) -> list[JobOutcome]:
         outcomes = []
         for job in jobs:
-            outcome = work(job)
+            try:
+                outcome = work(job)
+            except Exception as error:  # noqa: BLE001 - a bug in this job: its rows, with the traceback (exit 3)
+                outcome = bug_outcome(job, error)
             outcome.attempts = 1
             on_done(outcome)
             outcomes.append(outcome)
