@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "FLEET.md"
 BUNDLED = ("digits_cnn", "digits_nobn")
-ZOO_DEFAULT = ("micro_wakeword", "blazeface", "selfie_segmentation", "hand_landmark", "ppocr_v2_cls", "silero_vad")
+ZOO_DEFAULT = ("akiki_vad", "micro_wakeword", "blazeface", "selfie_segmentation", "hand_landmark", "palm_detection")
 START, END = "<!-- fleet-benchmark:start -->", "<!-- fleet-benchmark:end -->"
 QUICK = '[build]\nlatency = { warmup = 1, runs = 3 }\nquantization = { steps = ["ptq"] }\n'
 #: ``--quick``: samples kept of each .npz split (image folders are kept whole).
