@@ -101,6 +101,10 @@ def fleet_file(folder: Path, zoo: Path | None, names: list[str], targets: str, q
     return path
 
 
+class RunFailed(RuntimeError):
+    """An ``edgepipe fleet`` run that did not finish (not 0, 2 or 3)."""
+
+
 def run_once(fleet: Path, executor: str, workers: int, cache: Path, output: Path) -> dict:
     """One ``edgepipe fleet`` process: wall (s), process-tree CPU (s) and the fleet.json it wrote."""
     exe = Path(sys.executable).with_name("edgepipe")
@@ -112,10 +116,10 @@ def run_once(fleet: Path, executor: str, workers: int, cache: Path, output: Path
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 2, 3):  # 3: a bug row; the fleet still finished and is measured
-        raise SystemExit(f"edgepipe fleet -e {executor} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        raise RunFailed(f"edgepipe fleet -e {executor} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     fleet_json = json.loads(proc.stdout)["fleet"]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "tree_cpu": cpu, "fleet": fleet_json,
+    return {"wall": wall, "tree_cpu": cpu, "fleet": fleet_json, "load": os.getloadavg()[0],
             "job_cpu": sum(j["cpu_seconds"] + j.get("subprocess_cpu_seconds", 0.0) for j in fleet_json["jobs"]),
             "hits": sum(c["status"] == "restored" for c in fleet_json["cells"]), "cells": len(fleet_json["cells"])}
 
@@ -131,23 +135,50 @@ def cache_entry_bytes(cache: Path) -> float:
     return statistics.mean(sizes) if sizes else 0.0
 
 
-def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
-    """Every round of every executor; the raw figures are saved to ``--raw`` after each (``--render-only``)."""
-    results: dict[str, dict[str, list]] = {e: {"cold": [], "warm": []} for e in args.executors}
-    entry_bytes = 0.0
-    meta = {"command": " ".join(sys.argv[1:]), "quick": args.quick, "workers": args.workers, "machine": machine(),
-            "commit": args.commit}
-    for round_ in range(args.runs):
-        for executor in args.executors:
-            cache = scratch / f"cache-{executor}-{round_}"
+def cold_and_warm(args: argparse.Namespace, fleet: Path, scratch: Path, executor: str, round_: int) -> tuple:
+    """One cold run (empty cache) and one warm run (the same cache); the pair once more, from an empty cache,
+    when a run fails (a local Ray instance that did not come up on the loaded machine)."""
+    cache = scratch / f"cache-{executor}-{round_}"
+    for attempt in (1, 2):
+        shutil.rmtree(cache, ignore_errors=True)
+        try:
             cold = run_once(fleet, executor, args.workers, cache, scratch / f"out-{executor}-{round_}-cold")
             warm = run_once(fleet, executor, args.workers, cache, scratch / f"out-{executor}-{round_}-warm")
-            entry_bytes = entry_bytes or cache_entry_bytes(cache)
+            entry = cache_entry_bytes(cache)
+            shutil.rmtree(cache, ignore_errors=True)
+            return cold, warm, entry
+        except RunFailed as exc:
+            if attempt == 2:
+                raise SystemExit(str(exc)) from None
+            print(f"round {round_ + 1} {executor}: failed, once more from an empty cache:\n{exc}", file=sys.stderr)
+        finally:
+            for kind in ("cold", "warm"):
+                shutil.rmtree(scratch / f"out-{executor}-{round_}-{kind}", ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
+def measure(args: argparse.Namespace, fleet: Path, scratch: Path) -> dict:
+    """Every round of every executor; the raw figures are saved to ``--raw`` after each (``--render-only``);
+    ``--resume`` goes on from what ``--raw`` holds."""
+    results: dict[str, dict[str, list]] = {e: {"cold": [], "warm": []} for e in args.executors}
+    entry_bytes = 0.0
+    meta = {"command": " ".join(a for a in sys.argv[1:] if a != "--resume"), "quick": args.quick,
+            "workers": args.workers, "machine": machine(), "commit": args.commit}
+    if args.resume and args.raw is not None and args.raw.is_file():
+        saved = json.loads(args.raw.read_text(encoding="utf-8"))
+        results, entry_bytes = saved["results"], saved["entry_bytes"]
+        if saved["meta"]["commit"] != args.commit:
+            meta["commit"] = f"{saved['meta']['commit']} (rounds before the resume), {args.commit}"
+    for round_ in range(args.runs):
+        for executor in args.executors:
+            if len(results[executor]["cold"]) > round_:
+                continue
+            cold, warm, entry = cold_and_warm(args, fleet, scratch, executor, round_)
+            entry_bytes = entry_bytes or entry
             results[executor]["cold"].append(cold)
             results[executor]["warm"].append(warm)
             print(f"round {round_ + 1} {executor}: cold {cold['wall']:.1f} s, warm {warm['wall']:.1f} s, "
                   f"hits {warm['hits']}/{warm['cells']}", file=sys.stderr, flush=True)
-            shutil.rmtree(cache, ignore_errors=True)
             if args.raw is not None:
                 meta.update(rounds=round_ + 1, date=f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
                             load=os.getloadavg()[0])
@@ -328,6 +359,7 @@ def main() -> None:
     parser.add_argument("--write", type=Path, default=None, help="Write the results into this Markdown file.")
     parser.add_argument("--raw", type=Path, default=None, help="Save the raw figures here after every round.")
     parser.add_argument("--render-only", action="store_true", help="Render --raw's figures; measure nothing.")
+    parser.add_argument("--resume", action="store_true", help="Go on from the rounds --raw already holds.")
     parser.add_argument("--commit", default=None, help="The commit measured (default: this checkout's HEAD).")
     args = parser.parse_args()
     args.commit = args.commit or commit()

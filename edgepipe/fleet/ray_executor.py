@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.config import PROJECT_ROOT
+from edgepipe.errors import ToolFailed
 from edgepipe.fleet.executors import (
     STOP_GRACE_SECONDS,
     OnDone,
@@ -47,6 +48,9 @@ log = logging.getLogger(__name__)
 #: Ray's session folder adds ~65 characters to its temporary folder; Unix socket paths stop at 107.
 _MAX_TEMP_DIR = 40
 _OBJECT_STORE_BYTES = 256 * 1024 * 1024  # outcomes are small rows; a big store would only reserve memory
+#: Ray's message when a local instance's raylet does not register within its fixed 30 s, and our attempts.
+_STARTUP_TIMEOUT = "timed out during startup"
+_START_ATTEMPTS = 3
 
 
 @dataclass
@@ -119,8 +123,8 @@ class RayExecutor:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), saved["PYTHONPATH"]) if p)
         os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
         try:  # the local instance's processes inherit this environment: workers import this edgepipe
-            ray.init(num_cpus=self.workers or default_workers(), object_store_memory=_OBJECT_STORE_BYTES,
-                     _temp_dir=str(temp_dir), **quiet)
+            _start_local(ray, num_cpus=self.workers or default_workers(), object_store_memory=_OBJECT_STORE_BYTES,
+                         _temp_dir=str(temp_dir), **quiet)
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -128,6 +132,22 @@ class RayExecutor:
                 else:
                     os.environ[key] = value
         return temp_dir
+
+
+def _start_local(ray: Any, **options: Any) -> None:
+    """``ray.init`` a local instance; started again (``_START_ATTEMPTS`` in all) when it does not come up in
+    Ray's fixed 30 s, as on an overloaded machine, then a tool failure (exit 1) naming the next step."""
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its raylet does not register
+            if _STARTUP_TIMEOUT not in str(exc):
+                raise
+            ray.shutdown()  # stop what did start, then try again
+            log.warning("Ray's local instance did not start (attempt %d of %d): %s", attempt, _START_ATTEMPTS, exc)
+    raise ToolFailed("ray", f"the local Ray instance did not start in {_START_ATTEMPTS} attempts ({_STARTUP_TIMEOUT})",
+                     "Retry when the machine is less loaded, or run the fleet with --executor process")
 
 
 def _cancel(ray: Any, refs: list[Any], grace: float = STOP_GRACE_SECONDS) -> None:
