@@ -3,7 +3,9 @@
 Exit codes as ``build``: 0 every cell passed; 2 a cell failed its gate or did
 not finish (bad model, lost worker), or a regression against ``--baseline``;
 1 a user error in the fleet file, a model's config or an option; 3 a bug in
-edgepipe (in any cell: its traceback is printed).
+edgepipe (in any cell: its traceback is printed); 130 interrupted (Ctrl-C or
+SIGTERM: the workers are stopped, no fleet report is written). With --json,
+stdout holds one JSON document whatever the exit code; progress goes to stderr.
 """
 
 from __future__ import annotations
