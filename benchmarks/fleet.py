@@ -218,7 +218,7 @@ def header(measured: dict, fleet: dict) -> list[str]:
              "each .npz split, image folders whole)") if meta["quick"] else "each model's full build settings"
     every = "every target `edgepipe targets list` shows" if len(fleet["targets"]) >= 9 else "a subset of the targets"
     return [START, "",
-            f"Measured {meta['date']} UTC at commit `{meta['commit']}` on {meta['machine']}, **shared with five "
+            f"Measured {meta['date']} UTC at commit `{meta['commit']}` on {meta['machine']}, **shared with the "
             f"other engineers' builds and tests** (load average {meta['load']:.1f} at the end on 2 cores): absolute "
             "times are slower and noisier than on a quiet machine; the executors alternate within each round, so "
             "their ratios are fairer than their absolute times. Cells: min / median / max over the runs.", "",
