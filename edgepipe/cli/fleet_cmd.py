@@ -3,27 +3,26 @@
 Exit codes as ``build``: 0 every cell passed; 2 a cell failed its gate or did
 not finish (bad model, lost worker), or a regression against ``--baseline``;
 1 a user error in the fleet file, a model's config or an option; 3 a bug in
-edgepipe (in any cell: its traceback is printed).
+edgepipe (in any cell: its traceback is printed); 130 interrupted (Ctrl-C or
+SIGTERM: the workers are stopped, no fleet report is written). With --json,
+stdout holds one JSON document whatever the exit code; progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from edgepipe.cli.fleet_progress import fleet_progress
 from edgepipe.cli.options import EPILOG, QuietOpt
-from edgepipe.errors import ConfigError, EdgepipeError, GateFailed
+from edgepipe.errors import ConfigError, ExitCode, GateFailed
 
 if TYPE_CHECKING:
     from edgepipe.fleet.job import JobOutcome
-    from edgepipe.fleet.plan import FleetPlan
     from edgepipe.fleet.run import Executor, FleetRun
 
 EXECUTORS = ("process", "ray", "serial")
@@ -48,33 +47,6 @@ def _executor(kind: str, workers: int | None, address: str | None, output: Path,
     return RayExecutor(output=output, workers=workers, address=address, retries=retries)
 
 
-@contextmanager
-def _progress(silent: bool) -> Iterator[tuple[Callable[[FleetPlan], None], Callable[[JobOutcome], None]]]:
-    """Callbacks for the plan and each finished job: a rich bar over the jobs on a terminal, else nothing."""
-    if silent or not sys.stderr.isatty():
-        yield (lambda plan: None), (lambda outcome: None)
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns = (SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("fleet jobs", total=None)
-
-        def on_plan(plan: FleetPlan) -> None:
-            progress.update(task, total=len(plan.jobs),
-                            description=f"fleet: {len(plan.models)} models × {len(plan.targets)} targets")
-
-        def on_done(outcome: JobOutcome) -> None:
-            progress.advance(task)
-            cells = ", ".join(f"{c.target} {c.verdict}{' (cache)' if c.status == 'restored' else ''}"
-                              for c in outcome.cells)
-            progress.console.print(f"  ✓ {outcome.model}: {cells} [{outcome.seconds:.1f} s]")
-
-        yield on_plan, on_done
-
-
 def _echo(run: FleetRun, *, err: bool) -> None:
     report = run.report
     done = sum(c.status in ("built", "restored") for c in report.cells)
@@ -92,9 +64,18 @@ def _echo(run: FleetRun, *, err: bool) -> None:
     typer.echo(f"  report: {run.files[-1]}", err=err)
 
 
-def _document(run: FleetRun) -> dict[str, Any]:
+def exit_code(run: FleetRun) -> ExitCode:
+    """3 when a cell hit a bug in edgepipe, else 2 when a cell failed or regressed, else 0."""
+    if run.report.has_bug:
+        return ExitCode.INTERNAL_ERROR
     failed = run.report.verdict != "pass" or (run.diff is not None and not run.diff.passed)
-    return {"verdict": "fail" if failed else "pass", "files": [str(p) for p in run.files],
+    return ExitCode.GATE_FAILED if failed else ExitCode.OK
+
+
+def _document(run: FleetRun) -> dict[str, Any]:
+    code = exit_code(run)
+    return {"verdict": "pass" if code == ExitCode.OK else "fail", "exit_code": int(code),
+            "files": [str(p) for p in run.files],
             "fleet": run.report.model_dump(mode="json"),
             "baseline": None if run.diff is None else run.diff.model_dump(mode="json")}
 
@@ -133,7 +114,7 @@ def fleet(
                                    if v is not None})
     runner = _executor(executor, spec.workers, address, spec.output, retries)
     bugs: list[JobOutcome] = []
-    with _progress(quiet or json_out) as (on_plan, show):
+    with fleet_progress(quiet) as (on_plan, show):
         def on_done(outcome: JobOutcome) -> None:
             show(outcome)
             if outcome.traceback:
@@ -149,10 +130,11 @@ def fleet(
         _echo(run, err=json_out)
     for outcome in bugs:
         typer.echo(f"{outcome.job_id}: {outcome.traceback}", err=True)
-    if run.report.has_bug:
+    if run.report.has_bug:  # exit 3; the JSON document above already says so (one document per run)
         count = sum(c.status == "bug" for c in run.report.cells)
-        raise EdgepipeError(f"{count} cell(s) hit an internal error in edgepipe (reasons above"
-                            f"{', tracebacks too' if bugs else ''}); the other cells finished")
+        typer.echo(f"edgepipe: error: {count} cell(s) hit an internal error in edgepipe (reasons above"
+                   f"{', tracebacks too' if bugs else ''}); the other cells finished", err=True)
+        raise typer.Exit(int(ExitCode.INTERNAL_ERROR))
     if run.report.verdict != "pass":
         raise GateFailed("fleet verdict: fail")
     if run.diff is not None and not run.diff.passed:

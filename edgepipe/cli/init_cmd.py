@@ -7,8 +7,10 @@ from pathlib import Path
 import typer
 
 from edgepipe.cli.options import EPILOG
-from edgepipe.errors import ConfigError
 from edgepipe.init_config import describe_inputs, render_config
+from edgepipe.user_files import refuse_existing, write_user_file
+
+_FIX = "Remove it, or give --output another path"
 
 
 def init(
@@ -19,19 +21,9 @@ def init(
 
     Refuses to overwrite an existing file.
     """
-    if output.exists():
-        raise ConfigError("already exists; edgepipe init never overwrites a config", path=output,
-                          fix="Remove it, or give --output another path")
+    refuse_existing(output, "config", _FIX)  # before reading the model: a refusal costs nothing
     text = render_config(model, output, describe_inputs(model))
-    try:
-        with output.open("x", encoding="utf-8") as handle:
-            handle.write(text)
-    except FileExistsError:
-        raise ConfigError("already exists; edgepipe init never overwrites a config", path=output,
-                          fix="Remove it, or give --output another path") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot write the config ({exc.strerror})", path=output,
-                          fix="Give --output a writable path") from None
+    write_user_file(output, text, what="config", fix=_FIX, overwrite=False)
     typer.echo(f"wrote {output}: edit it, then run `edgepipe build --config {output}`")
 
 

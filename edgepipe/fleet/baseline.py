@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from edgepipe.errors import UserError
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.report import FleetReport
 from edgepipe.fleet.spec import FleetGate
+from edgepipe.report.files import Record
+from edgepipe.user_files import write_user_file
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CellRegression(_Record):
+class CellRegression(Record):
     model: str
     target: str
     check: str = Field(description="'verdict', 'int8 top-1', 'int8 cosine' or 'cpu ops'.")
@@ -33,7 +31,7 @@ class CellRegression(_Record):
     tolerance: str
 
 
-class FleetDiff(_Record):
+class FleetDiff(Record):
     """A run compared with its baseline."""
 
     baseline: str = Field(description="The baseline file.")
@@ -61,9 +59,8 @@ def load_fleet_baseline(path: Path) -> FleetReport:
 
 def write_fleet_baseline(report: FleetReport, path: Path) -> Path:
     """Save ``report`` as the baseline (the whole fleet.json: every figure a later diff needs)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return path
+    return write_user_file(path, report.model_dump_json(indent=2) + "\n", what="fleet baseline",
+                           fix="Give --write-baseline a writable path", overwrite=True)
 
 
 def _num(value: float | None, fmt: str) -> str:

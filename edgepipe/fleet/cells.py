@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from edgepipe.report import BuildReport
+from edgepipe.report.files import Record
 
 #: How a cell came to be: built now, restored from the build cache, or not finished (and why).
 CellStatus = Literal["built", "restored", "error", "crashed", "bug"]
@@ -22,11 +23,7 @@ CellStatus = Literal["built", "restored", "error", "crashed", "bug"]
 DEPLOYED = ("model_int8.tflite", "model_int8.onnx")
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Fidelity(_Record):
+class Fidelity(Record):
     """How close int8 stays to float on this cell's evaluation data."""
 
     int8_top1: float | None = Field(None, description="Best int8 top-1 across formats (0..1); labelled data.")
@@ -34,7 +31,7 @@ class Fidelity(_Record):
     min_cosine: float | None = Field(None, description="Lowest cosine of any int8 output vs float (label-free).")
 
 
-class FleetCell(_Record):
+class FleetCell(Record):
     """One model on one target."""
 
     model: str = Field(description="The fleet's row name.")

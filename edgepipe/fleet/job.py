@@ -12,6 +12,7 @@ it into ``bug`` cells with its traceback.
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import time
 from dataclasses import dataclass
@@ -43,13 +44,15 @@ class FleetJob:
 
 @dataclass
 class JobOutcome:
-    """What a job sends back: its cells, and what it cost (s of wall and of this worker's CPU)."""
+    """What a job sends back: its cells, and what it cost (s of wall, of this worker's CPU, and of the CPU of
+    the subprocesses it ran and waited for: converters, vendor compilers in their own environments)."""
 
     job_id: str
     model: str
     cells: list[FleetCell]
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    subprocess_cpu_seconds: float = 0.0
     worker: str = ""
     attempts: int | None = None
     traceback: str | None = None
@@ -64,9 +67,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def children_cpu_seconds() -> float:
+    """User + system CPU (s) of this process's finished, waited-for subprocesses so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_job(job: FleetJob) -> JobOutcome:
     """Build one job (the function a worker runs); edgepipe's own user errors become this row's cells."""
-    started, cpu_started = time.perf_counter(), time.process_time()
+    started, cpu_started, children_started = time.perf_counter(), time.process_time(), children_cpu_seconds()
     cache = BuildCache(job.cache_dir) if job.cache_dir is not None else None
     try:
         with use_limits(job.config.limits.to_limits()):
@@ -81,4 +90,5 @@ def run_job(job: FleetJob) -> JobOutcome:
             relative = folder.resolve().relative_to(job.fleet_output.resolve()) / REPORT_MD
             cells.append(cell_from_report(job.model, report, relative, result.cached.get(name, False)))
     return JobOutcome(job_id=job.job_id, model=job.model, cells=cells, seconds=time.perf_counter() - started,
-                      cpu_seconds=time.process_time() - cpu_started, worker=worker_name())
+                      cpu_seconds=time.process_time() - cpu_started,
+                      subprocess_cpu_seconds=children_cpu_seconds() - children_started, worker=worker_name())

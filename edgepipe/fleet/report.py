@@ -9,23 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from edgepipe import __version__
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.job import JobOutcome
+from edgepipe.report.files import Record
 
-FLEET_VERSION = "1.0"
+FLEET_VERSION = "1.1"
 FLEET_JSON = "fleet.json"
 FLEET_MD = "fleet.md"
 FLEET_HTML = "fleet.html"
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class JobRecord(_Record):
+class JobRecord(Record):
     """One job: a model and a group of targets sharing quantization, and what it cost."""
 
     job_id: str
@@ -33,12 +30,14 @@ class JobRecord(_Record):
     targets: list[str]
     seconds: float = Field(description="Wall time of the job in its worker (s).")
     cpu_seconds: float = Field(description="CPU time of the job in its worker process (s; children not counted).")
+    subprocess_cpu_seconds: float = Field(0.0, description="CPU time of the subprocesses the job ran and waited "
+                                               "for (s): converters, vendor compilers in their own environments.")
     cache_hits: int = Field(description="Cells restored from the build cache.")
     worker: str = Field(description="host:pid that ran it ('' when it never finished).")
     attempts: int | None = Field(None, description="Attempts made (None: the executor does not say, as with Ray).")
 
 
-class FleetReport(_Record):
+class FleetReport(Record):
     """Every cell of one fleet run, the jobs that made them, and the run's verdict."""
 
     fleet_version: str = FLEET_VERSION
@@ -67,7 +66,8 @@ class FleetReport(_Record):
 
 def job_record(outcome: JobOutcome, targets: list[str]) -> JobRecord:
     return JobRecord(job_id=outcome.job_id, model=outcome.model, targets=targets, seconds=round(outcome.seconds, 3),
-                     cpu_seconds=round(outcome.cpu_seconds, 3), cache_hits=outcome.cache_hits,
+                     cpu_seconds=round(outcome.cpu_seconds, 3),
+                     subprocess_cpu_seconds=round(outcome.subprocess_cpu_seconds, 3), cache_hits=outcome.cache_hits,
                      worker=outcome.worker, attempts=outcome.attempts)
 
 

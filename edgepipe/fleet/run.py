@@ -23,7 +23,7 @@ from edgepipe.fleet.render_html import write_fleet_html
 from edgepipe.fleet.render_md import render_fleet_markdown
 from edgepipe.fleet.report import FLEET_HTML, FLEET_JSON, FLEET_MD, FleetReport, assemble
 from edgepipe.fleet.spec import FleetSpec
-from edgepipe.report.summary import write_text_atomic
+from edgepipe.report.files import write_record
 
 
 class Executor(Protocol):
@@ -53,8 +53,7 @@ def write_fleet_files(report: FleetReport, output: Path, diff: FleetDiff | None)
     markdown = render_fleet_markdown(report)
     if diff is not None:
         markdown += "\n" + render_diff_markdown(diff)
-    return [write_text_atomic(output / FLEET_JSON, report.model_dump_json(indent=2) + "\n"),
-            write_text_atomic(output / FLEET_MD, markdown),
+    return [*write_record(output, report, FLEET_JSON, markdown, FLEET_MD),
             write_fleet_html(report, output / FLEET_HTML)]
 
 

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from edgepipe.report.files import Record as _Record
+from edgepipe.report.files import write_record
+from edgepipe.report.files import write_text_atomic as write_text_atomic  # where other modules import it from
 from edgepipe.report.schema import BuildReport, ModelInfo
 from edgepipe.report.verdict import Verdict
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 SUMMARY_VERSION = "1.1"
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class TargetSummary(_Record):
@@ -104,15 +102,6 @@ def render_summary_markdown(summary: BuildSummary) -> str:
     return "\n".join(lines)
 
 
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-    return path
-
-
 def write_summary(summary: BuildSummary, folder: Path) -> list[Path]:
     """Write ``summary.json`` and ``summary.md`` into ``folder``."""
-    return [write_text_atomic(folder / SUMMARY_JSON, summary.model_dump_json(indent=2) + "\n"),
-            write_text_atomic(folder / SUMMARY_MD, render_summary_markdown(summary))]
+    return write_record(folder, summary, SUMMARY_JSON, render_summary_markdown(summary), SUMMARY_MD)

@@ -99,8 +99,11 @@ class QnnHtp(Toolchain):
         if proc.returncode != 0 or not lines:
             raise OSError(f"the QNN emulator exited with code {proc.returncode}: "
                           f"{last_line(proc.stderr or proc.stdout)}")
+        # QNN's native library prints a line of its own ("# LIBNATIVE: ...") when it unloads: after the answer
+        # unless Python's stdout is unbuffered, so the answer is the last line that is a JSON object
+        answer = next((line for line in reversed(lines) if line.startswith("{")), lines[-1])
         try:
-            return json.loads(lines[-1])
+            return json.loads(answer)
         except json.JSONDecodeError as exc:
             raise OSError(f"the QNN emulator answered no JSON: {lines[-1][:200]}") from exc
 

@@ -1,5 +1,6 @@
-"""A cheap real fleet: the bundled model, silero-vad (a real third-party ONNX model) and a corrupt model,
-on three targets, with small data sets and a build cache shared by every test of the session."""
+"""A cheap real fleet: the bundled model, two real third-party models (silero-vad, ONNX; micro_wakeword, a
+shipped int8 TFLite prepared by the zoo with its own edgepipe.toml) and a corrupt model, on three targets, with
+small data sets and a build cache shared by every test of the session."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from edgepipe.config import DEFAULT_DATA, DEFAULT_MODEL
-from tests.thirdparty import fetch
+from tests.thirdparty import fetch, zoo
 from tests.thirdparty.audio import silero_stream
 
 TARGETS = ["host-cpu", "ethos-u55", "mobile-npu"]
@@ -39,13 +40,15 @@ def fleet_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     np.savez(folder / "silero_calib.npz", **{k: v[:16] for k, v in stream.items()})
     np.savez(folder / "silero_eval.npz", **{k: v[16:] for k, v in stream.items()})
     (folder / "broken.onnx").write_bytes(b"\x08\x07this is not an ONNX protobuf" * 40)
+    wakeword = zoo.prepare(zoo.BY_NAME["micro_wakeword"], folder, zoo.DataSize(calibration=16, evaluation=32))
     return {"digits": DEFAULT_MODEL, "silero": silero, "folder": folder, "cache": folder / "cache",
+            "wakeword_config": wakeword,
             "digits_calib": _subset(DEFAULT_DATA / "calibration.npz", folder / "digits_calib.npz", 64),
             "digits_eval": _subset(DEFAULT_DATA / "evaluation.npz", folder / "digits_eval.npz", 100)}
 
 
 def write_fleet(path: Path, inputs: dict[str, Path], *, broken: bool = True, output: str = "out") -> Path:
-    """A fleet file in ``path``'s folder: digits_cnn and silero-vad (and the corrupt model) × TARGETS."""
+    """A fleet file in ``path``'s folder: digits_cnn, silero-vad, micro_wakeword (and the corrupt model) × TARGETS."""
     models = f"""
 [[models]]
 name = "digits_cnn"
@@ -60,6 +63,10 @@ model = "{inputs['silero']}"
 [models.data]
 calibration = "{inputs['folder'] / 'silero_calib.npz'}"
 evaluation = "{inputs['folder'] / 'silero_eval.npz'}"
+
+[[models]]
+name = "micro_wakeword"
+config = "{inputs['wakeword_config']}"
 """
     if broken:
         models += f'\n[[models]]\nname = "broken"\nmodel = "{inputs["folder"] / "broken.onnx"}"\n'
