@@ -1,4 +1,4 @@
-"""The ladder's QAT step on the PyTorch reference model (labels and distillation), and on an ONNX input."""
+"""The ladder's QAT step on the PyTorch reference model (labels and distillation), and on it given as ONNX."""
 
 from __future__ import annotations
 
@@ -52,9 +52,12 @@ def test_qat_improves_the_reference_model_over_ptq(tmp_path: Path, labelled: boo
     assert any(i.data_type == onnx.TensorProto.INT8 for i in graph.initializer), "int8 weights"
 
 
-def test_qat_step_on_an_onnx_input_says_why_it_cannot_train(tmp_path: Path) -> None:
+def test_qat_step_on_an_onnx_input_trains_through_onnx2torch(tmp_path: Path) -> None:
     from edgepipe.quantize.qat_torch_step import torch_qat_step
 
-    result = torch_qat_step(_context(tmp_path, tmp_path / "model.onnx", labelled=False))
-    assert result.outcome.status == "skipped" and not result.artifacts
-    assert "torchvision" in result.outcome.note and ".pt2" in result.outcome.note
+    context = _context(tmp_path, tmp_path / "model.onnx", labelled=False)
+    result = torch_qat_step(context)
+    assert context.model.format == "onnx" and result.outcome.status == "missed", result.outcome.note
+    assert "onnx2torch" in result.outcome.note and "distilled from the original float ONNX" in result.outcome.note
+    graph = onnx.load(str(result.artifacts["onnx"].path)).graph
+    assert sum(n.op_type == "QuantizeLinear" for n in graph.node) >= 5

