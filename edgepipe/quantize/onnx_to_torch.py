@@ -111,6 +111,22 @@ def _fix_shapes(model: onnx.ModelProto, shapes: list[tuple[int, ...]]) -> None:
             dim.dim_value = int(size)
 
 
+def _infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Shapes of every value (onnx2torch's BatchNormalization converter reads its input's rank from them).
+
+    ONNX Runtime's symbolic inference first: it follows shapes computed by Shape/Reshape chains, where
+    ONNX's own leaves them unknown; ONNX's when the symbolic one gives up on the graph.
+    """
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    try:
+        return SymbolicShapeInference.infer_shapes(model, auto_merge=True)
+    except Exception as exc:  # noqa: BLE001 - ORT's symbolic shape inference raises a bare Exception or asserts
+        if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc):
+            raise  # anything else is not the shape-inference gap this works around
+        return onnx.shape_inference.infer_shapes(model)
+
+
 def _sources(module: Any, model: onnx.ModelProto) -> tuple[dict[str, tuple[str, str]], dict[str, float]]:
     """Which ONNX tensor each weight/bias parameter of the converted layers came from."""
     import torch  # heavy optional dependency
@@ -146,8 +162,8 @@ def convert_onnx(onnx_path: Path, check: Dataset, samples: int = 4) -> Trainable
     convert = _import_onnx2torch()
     model = _constants_to_initializers(onnx.load(str(onnx_path)))
     _fix_shapes(model, [a.shape for a in next(check.samples(1))])
+    model = _infer_shapes(model)
     try:
-        model = onnx.shape_inference.infer_shapes(model)
         module = convert(model).eval()
     except (NotImplementedError, KeyError, ValueError, RuntimeError, TypeError, AttributeError) as error:
         raise ConversionFailed(f"onnx2torch: {type(error).__name__}: {error}") from error
