@@ -41,7 +41,7 @@ def make_weight_quantizer(axis: int, per_channel: bool) -> Any:
     """A parametrization module: ``weight -> fake_quant(weight)`` (symmetric int8, narrow range)."""
     torch = _torch()
 
-    class WeightFakeQuant(torch.nn.Module):
+    class WeightFakeQuant(torch.nn.Module):  # type: ignore[name-defined,misc]
         def forward(self, weight: Any) -> Any:
             if per_channel:
                 dims = [d for d in range(weight.dim()) if d != axis]
@@ -60,7 +60,7 @@ def make_activation_quantizer() -> Any:
     """A module that records its input's min/max while ``observing`` and fake-quantizes (8-bit) when ``active``."""
     torch = _torch()
 
-    class ActivationFakeQuant(torch.nn.Module):
+    class ActivationFakeQuant(torch.nn.Module):  # type: ignore[name-defined,misc]
         def __init__(self) -> None:
             super().__init__()
             self.low, self.high = 0.0, 0.0

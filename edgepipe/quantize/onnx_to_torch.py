@@ -191,18 +191,22 @@ def _check(trainable: TrainableOnnx, data: Dataset, samples: int) -> None:
     reference = run_outputs(trainable.onnx_path, subset).arrays
     with torch.no_grad():
         try:
-            got = [run_module(trainable.module, s) for s in subset.samples()]
+            got = [run_module(trainable.module, tuple(s)) for s in subset.samples()]
         except (NotImplementedError, RuntimeError, ValueError, TypeError, IndexError) as error:
             raise ConversionFailed(f"the converted module does not run: {type(error).__name__}: {error}") from error
     for index, ref in enumerate(reference):
         if index >= len(got[0]):
             raise ConversionFailed(f"the converted module has {len(got[0])} outputs, the ONNX model more")
-        mine = np.stack([g[index].numpy().reshape(ref.shape[1:]) for g in got])
+        mine = np.concatenate([g[index].detach().numpy().reshape(-1) for g in got])
+        if mine.size != ref.size:
+            raise ConversionFailed(f"the converted module's output {index} has {mine.size} values on the check "
+                                   f"samples, ONNX Runtime's {ref.size}")
+        mine = mine.reshape(ref.shape)
         scale = max(float(np.abs(ref).max()), 1e-6)
-        error = float(np.abs(mine - ref).max()) / scale
-        if not error <= MAX_RELATIVE_ERROR:
+        relative = float(np.abs(mine - ref).max()) / scale
+        if not relative <= MAX_RELATIVE_ERROR:
             raise ConversionFailed(f"the converted module disagrees with ONNX Runtime on output {index}: "
-                                   f"max relative error {error:.3g} > {MAX_RELATIVE_ERROR:g}")
+                                   f"max relative error {relative:.3g} > {MAX_RELATIVE_ERROR:g}")
 
 
 def _onnx_layout(value: np.ndarray, kind: str, factor: float) -> np.ndarray:

@@ -21,6 +21,7 @@ unchanged.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def _subset(data: Dataset, count: int) -> Dataset:
     return Dataset(data.path, inputs, None, data.sha256, data.whole)
 
 
-def _loss(predictions: list[object], targets: list[object]) -> object:
+def _loss(predictions: Sequence[object], targets: Sequence[object]) -> object:
     """Sum over outputs of ||p - t||² / ||t||²: the inverse SQNR of each output."""
     import torch  # heavy optional dependency
 
