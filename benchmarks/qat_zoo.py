@@ -129,9 +129,13 @@ def table(rows: list[dict[str, object]], epochs: int, rate: float) -> str:
     return "\n".join(lines) + "\n\nLadder trails (decisions on the calibration images):\n\n" + "\n".join(trails)
 
 
-def _header(epochs: int, rate: float, runs: int) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            check=False).stdout.strip() or "unknown"
+def _commit() -> str:
+    """The commit the run starts from (read at the start: later commits must not be credited)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          check=False).stdout.strip() or "unknown"
+
+
+def _header(epochs: int, rate: float, runs: int, commit: str) -> str:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"Measured {now} by `benchmarks/qat_zoo.py` at commit {commit} on {platform.machine()} "
             f"({os.cpu_count()} CPUs, a machine shared with other jobs: seconds are indicative only); {runs} run "
@@ -159,12 +163,13 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("edgepipe.quantize.qat_onnx").setLevel(logging.INFO)
+    commit = _commit()
     rows = []
     for folder in args.folders:
         with tempfile.TemporaryDirectory() as scratch:
             rows.append(run_model(folder, args.epochs, args.lr, Path(scratch)))
         print(table(rows[-1:], args.epochs, args.lr), flush=True)
-    section = _header(args.epochs, args.lr, 1) + table(rows, args.epochs, args.lr)
+    section = _header(args.epochs, args.lr, 1, commit) + table(rows, args.epochs, args.lr)
     print(section)
     if args.write:
         write(args.write, section)
