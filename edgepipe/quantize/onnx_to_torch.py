@@ -101,6 +101,31 @@ def _constants_to_initializers(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
+#: The newest default-domain opset onnx2torch 1.5.15 converts every op of (e.g. ReduceMean takes axes as an input
+#: from opset 18, which it does not read); newer graphs are brought down to it by ONNX's version converter.
+NEWEST_OPSET = 17
+
+
+def _convertible(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same computation in the forms onnx2torch reads: opset <= 17, Reshape without a needless allowzero."""
+    import onnx.version_converter
+
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), NEWEST_OPSET)
+    if opset > NEWEST_OPSET:
+        try:
+            model = onnx.version_converter.convert_version(model, NEWEST_OPSET)
+        except (RuntimeError, ValueError, onnx.checker.ValidationError) as error:
+            raise ConversionFailed(f"opset {opset} could not be brought down to {NEWEST_OPSET} for onnx2torch: "
+                                   f"{error}") from error
+    shapes = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for node in model.graph.node:  # allowzero only matters when the target shape holds a 0
+        if node.op_type == "Reshape" and node.input[1] in shapes and not (shapes[node.input[1]] == 0).any():
+            kept = [a for a in node.attribute if a.name != "allowzero"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+    return model
+
+
 def _fix_shapes(model: onnx.ModelProto, shapes: list[tuple[int, ...]]) -> None:
     initializers = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
@@ -160,7 +185,7 @@ def convert_onnx(onnx_path: Path, check: Dataset, samples: int = 4) -> Trainable
     Raises :class:`ConversionFailed` with onnx2torch's (or the check's) message.
     """
     convert = _import_onnx2torch()
-    model = _constants_to_initializers(onnx.load(str(onnx_path)))
+    model = _convertible(_constants_to_initializers(onnx.load(str(onnx_path))))
     _fix_shapes(model, [a.shape for a in next(check.samples(1))])
     model = _infer_shapes(model)
     try:
