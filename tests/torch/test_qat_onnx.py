@@ -18,9 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from edgepipe.data import Dataset
 from edgepipe.quantize.ladder import LadderContext, LadderSettings
 from edgepipe.quantize.onnx_to_torch import ConversionFailed, convert_onnx
-from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
 from edgepipe.quantize.qat_torch_step import torch_qat_step
-from edgepipe.quantize.recipe import QuantRecipe
 
 pytestmark = pytest.mark.slow
 
@@ -71,32 +69,33 @@ def test_onnx_qat_distils_a_real_recognizer_and_writes_back_the_users_graph(tmp_
     from edgepipe.data import load_dataset
     from edgepipe.load import load_model
     from edgepipe.metrics.compare import run_outputs
+    from edgepipe.quantize.steps.ptq import ptq_step
     from tests.thirdparty.zoo import BY_NAME, DataSize, prepare
 
-    config_path = prepare(BY_NAME["ppocr_v4_rec"], tmp_path, DataSize(calibration=8, evaluation=4))
+    config_path = prepare(BY_NAME["ppocr_v4_rec"], tmp_path, DataSize(calibration=8, evaluation=2))
     config = load_config(config_path)
     model = load_model(config_path.parent / config.model, input_shapes=config.input_shapes)
     float_path = tmp_path / "model.onnx"
     onnx.save(model.handle, str(float_path))
     calibration = load_dataset(config_path.parent / config.data.calibration, model.signature, role="calibration",
                                preprocess=config.preprocess)
-    request = OnnxQatRequest(float_onnx=float_path, calibration=calibration, recipe=QuantRecipe(), samples=8,
-                             steps=24, learning_rate=1e-4)
-    result = run_onnx_qat(request, tmp_path)
-    assert result.tensors >= 40 and result.last_loss < result.first_loss, result.losses
-    original, tuned = onnx.load(str(float_path)), onnx.load(str(result.tuned_onnx))
-    assert [(n.op_type, list(n.input)) for n in original.graph.node] == \
-        [(n.op_type, list(n.input)) for n in tuned.graph.node], "the user's graph, only its weights changed"
-    before, after = run_outputs(float_path, calibration, 2).arrays[0], run_outputs(result.tuned_onnx,
-                                                                                    calibration, 2).arrays[0]
-    assert 0 < np.abs(before - after).max() < np.abs(before).max(), "tuned, and still the same network"
-
-    # the ladder step on the same input: an int8 artifact, and the trail says which route it took
-    settings = LadderSettings(steps=("qat",), qat_epochs=2, qat_learning_rate=1e-4)
+    settings = LadderSettings(steps=("ptq", "qat"), qat_epochs=3, qat_learning_rate=1e-4)
     context = LadderContext(model=model, graph=None, floats={"onnx": float_path}, calibration=calibration,
                             selection=None, evaluation=None, train=None, threshold=1.0, settings=settings,
                             work=tmp_path / "ladder")
-    step = torch_qat_step(context)
-    graph = onnx.load(str(step.artifacts["onnx"].path)).graph
-    assert step.outcome.status == "missed" and "distilled from the original float ONNX" in step.outcome.note
+    ptq, qat = ptq_step(context), torch_qat_step(context)
+
+    assert qat.outcome.status == "missed" and "distilled from the original float ONNX" in qat.outcome.note
+    graph = onnx.load(str(qat.artifacts["onnx"].path)).graph
     assert sum(n.op_type == "QuantizeLinear" for n in graph.node) >= 20
+    # the user's graph, only its weights changed, and still the same network
+    original, tuned = onnx.load(str(float_path)), onnx.load(str(tmp_path / "ladder" / "qat" / "model_qat_float.onnx"))
+    assert [(n.op_type, list(n.input)) for n in original.graph.node] == \
+        [(n.op_type, list(n.input)) for n in tuned.graph.node]
+    before = run_outputs(float_path, calibration, 2).arrays[0]
+    after = run_outputs(tmp_path / "ladder" / "qat" / "model_qat_float.onnx", calibration, 2).arrays[0]
+    assert 0 < np.abs(before - after).max() < np.abs(before).max()
+    # on the samples it was distilled on, the int8 model follows the float one more closely than after PTQ
+    ptq_fidelity = context.fidelity("onnx", ptq.artifacts["onnx"].path)
+    qat_fidelity = context.fidelity("onnx", qat.artifacts["onnx"].path)
+    assert qat_fidelity.cosine > ptq_fidelity.cosine, (ptq_fidelity, qat_fidelity)
