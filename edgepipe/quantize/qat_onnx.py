@@ -36,7 +36,7 @@ from edgepipe.quantize.recipe import QuantRecipe
 log = logging.getLogger(__name__)
 
 #: Intra-op threads while training. Batch-1 steps of small edge models are too short for torch's thread
-#: pool to pay off, and on a busy host its spinning threads collapse: one step of PaddleOCR's v4 recognizer
+#: pool to pay off, and on a busy host its spinning threads collapse: one step of a 48x320 text recognizer
 #: took 0.65 s with one thread and 13.9 s with two on the 2-core build machine while other jobs ran.
 TRAIN_THREADS = 1
 
