@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from edgepipe.quantize.onnx_to_torch import run_module
+
 #: Modules whose input is fused into the layer that produces it by int8 runtimes (no QDQ in between).
 FUSED_CONSUMERS = ("BatchNorm", "ReLU", "OnnxClip", "Clip", "ReLU6", "Hardtanh")
 
@@ -119,8 +121,6 @@ def insert_fake_quant(module: Any, per_channel: bool) -> list[Any]:
 def calibrate_ranges(module: Any, quantizers: list[Any], samples: list[list[np.ndarray]]) -> None:
     """Record every activation range on ``samples`` (float weights), then switch fake quantization on."""
     torch = _torch()
-    from edgepipe.quantize.onnx_to_torch import run_module
-
     for quantizer in quantizers:
         quantizer.observing, quantizer.active = True, False
     with torch.no_grad(), torch.nn.utils.parametrize.cached():

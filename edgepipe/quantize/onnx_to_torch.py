@@ -34,6 +34,7 @@ import onnx
 from onnx import numpy_helper
 
 from edgepipe.data import Dataset
+from edgepipe.metrics.compare import run_outputs
 
 #: Worst relative error (max |torch - ORT| / max |ORT|) the converted module may show on the check samples.
 MAX_RELATIVE_ERROR = 1e-3
@@ -209,8 +210,6 @@ def run_module(module: Any, sample: tuple[np.ndarray, ...]) -> list[Any]:
 def _check(trainable: TrainableOnnx, data: Dataset, samples: int) -> None:
     """Raise :class:`ConversionFailed` unless the module follows ONNX Runtime on the first ``samples``."""
     import torch  # heavy optional dependency
-
-    from edgepipe.metrics.compare import run_outputs
 
     subset = Dataset(data.path, tuple(a[:samples] for a in data.inputs), None, data.sha256, data.whole)
     reference = run_outputs(trainable.onnx_path, subset).arrays

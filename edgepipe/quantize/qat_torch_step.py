@@ -17,6 +17,9 @@ from dataclasses import replace
 
 from edgepipe.artifacts import Artifact
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
+from edgepipe.quantize.onnx_qdq import quantize_onnx
+from edgepipe.quantize.onnx_to_torch import ConversionFailed
+from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
 
@@ -63,10 +66,6 @@ def _qat_recipe(context: LadderContext) -> QuantRecipe:
 
 def onnx_qat_step(context: LadderContext) -> StepResult:
     """(d) for an ONNX input: distillation QAT through onnx2torch, weights written back, then ORT PTQ."""
-    from edgepipe.quantize.onnx_qdq import quantize_onnx
-    from edgepipe.quantize.onnx_to_torch import ConversionFailed
-    from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
-
     outcome = StepOutcome(step="qat", title="quantization-aware training (onnx2torch, distillation)",
                           status="skipped")
     settings, folder = context.settings, context.folder("qat")
