@@ -23,6 +23,7 @@ affected.
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import sys
 import types
 from dataclasses import dataclass, field
@@ -42,6 +43,18 @@ MAX_RELATIVE_ERROR = 1e-3
 
 class ConversionFailed(Exception):
     """onnx2torch could not turn the ONNX graph into a module that computes what the graph computes."""
+
+
+#: What to install for QAT of ONNX inputs (torch and onnx2torch are in the ``torch`` extra).
+INSTALL_HINT = "pip install 'edgepipe[torch]'"
+
+
+def require_torch() -> None:
+    """Raise :class:`ConversionFailed` (a reported skip, not a crash) when torch or onnx2torch is missing."""
+    missing = [name for name in ("torch", "onnx2torch") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConversionFailed(f"{' and '.join(missing)} not installed: QAT of an ONNX model trains it with "
+                               f"PyTorch. Run: {INSTALL_HINT}")
 
 
 def _needs_torchvision(*_args: Any, **_kwargs: Any) -> Any:

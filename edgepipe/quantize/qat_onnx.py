@@ -30,7 +30,7 @@ import numpy as np
 from edgepipe.data import Dataset
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.quantize.fake_quant_fx import calibrate_ranges, insert_fake_quant, trained_values
-from edgepipe.quantize.onnx_to_torch import convert_onnx, run_module, write_back
+from edgepipe.quantize.onnx_to_torch import convert_onnx, require_torch, run_module, write_back
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -123,8 +123,10 @@ def _fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: li
 def run_onnx_qat(request: OnnxQatRequest, folder: Path) -> OnnxQatResult:
     """Convert, fake-quantize, distil and write back; the tuned float ONNX is ``folder/model_qat_float.onnx``.
 
-    Raises :class:`~edgepipe.quantize.onnx_to_torch.ConversionFailed` when onnx2torch cannot convert.
+    Raises :class:`~edgepipe.quantize.onnx_to_torch.ConversionFailed` when onnx2torch cannot convert, or
+    torch / onnx2torch are not installed.
     """
+    require_torch()
     import torch  # heavy optional dependency
 
     threads = torch.get_num_threads()

@@ -77,8 +77,9 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     try:
         result = run_onnx_qat(request, folder)
     except ConversionFailed as failure:
-        outcome.note = (f"no trainable form of the ONNX graph: {failure}. Next: export the model from its training "
-                        "code as a .pt2 (or python: factory) and build that")
+        outcome.note = (f"no trainable form of the ONNX graph: {failure}. Next: install the torch extra if it is "
+                        "missing, else export the model from its training code as a .pt2 (or python: factory) and "
+                        "build that")
         return StepResult(outcome)
     path = quantize_onnx(result.tuned_onnx, folder / "model_int8.onnx", context.calibration, recipe, context.work)
     outcome.status, outcome.recipe = "missed", {"onnx": f"qat-distilled/{recipe.label}"}
