@@ -76,9 +76,10 @@ def run(labelled: bool, scratch: Path) -> dict:
     _, report = run_ladder(context)
     seconds = time.perf_counter() - start
     work = scratch / "ladder"
+    qat = work / "qat" / "model_int8.onnx"  # absent when an earlier step met the threshold
     return {"report": report, "seconds": seconds, "float": _correct(onnx, context.evaluation),
             "ptq": _correct(work / "ptq" / "model_int8.onnx", context.evaluation),
-            "qat": _correct(work / "qat" / "model_int8.onnx", context.evaluation)}
+            "qat": _correct(qat, context.evaluation) if qat.is_file() else None}
 
 
 def section(results: dict[str, dict]) -> str:
@@ -90,6 +91,10 @@ def section(results: dict[str, dict]) -> str:
              "| QAT loss | float top-1 | PTQ top-1 | QAT top-1 | gain QAT − PTQ (points) | 95% CI (paired bootstrap) |"
              " ladder (s) |", "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
+        if r["qat"] is None:
+            lines.append(f"| {name} | {r['float'].mean():.4f} | {r['ptq'].mean():.4f} | not reached: the ladder "
+                         f"stopped at {r['report'].final_step} | – | – | {r['seconds']:.0f} |")
+            continue
         gain, low, high = paired_bootstrap_gain_ci(r["ptq"], r["qat"])
         lines.append(f"| {name} | {r['float'].mean():.4f} | {r['ptq'].mean():.4f} | {r['qat'].mean():.4f} | "
                      f"{gain:+.2f} | [{low:+.2f}, {high:+.2f}] | {r['seconds']:.0f} |")

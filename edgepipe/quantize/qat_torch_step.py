@@ -1,31 +1,43 @@
-"""Ladder step (d) for non-Keras inputs: PyTorch's pt2e QAT (:mod:`edgepipe.quantize.qat_torch`).
+"""Ladder step (d) for non-Keras inputs: QAT through PyTorch.
 
-- PyTorch input (``.pt2`` or a factory): fine-tune the program itself, with the labelled
-  training split (task loss) or, without one, by distillation from the float program on the
-  calibration inputs. The artifact is QDQ ONNX; it is gated like every other step.
-- ONNX and TFLite inputs: fine-tuning needs a trainable form of the graph. The maintained
-  ONNX-to-PyTorch converters on PyPI (onnx2torch 1.5.15, onnx2pytorch 0.6.0) import
-  torchvision at import time, and PyPI's torchvision wheels do not import next to the CPU
-  torch wheel ("operator torchvision::nms does not exist"); onnx2tf's Keras output holds the
-  weights as constants. The step says so in the trail instead of training.
+- PyTorch input (``.pt2`` or a factory): PyTorch's pt2e QAT of the program itself
+  (:mod:`edgepipe.quantize.qat_torch`), with the labelled training split (task loss) or, without
+  one, by distillation from the float program on the calibration inputs. The artifact is QDQ ONNX.
+- ONNX input: onnx2torch's trainable form of the graph, fine-tuned under fake quantization by
+  distillation from the original float ONNX on the calibration inputs, the weights written back
+  into the user's graph and quantized by the same ORT PTQ (:mod:`edgepipe.quantize.qat_onnx`).
+  When onnx2torch cannot convert the graph the step is ``skipped`` and the trail says why.
+- TFLite input: the ladder does not run for TFLite inputs (their int8 form is the converter's),
+  and edgepipe has no TFLite-to-ONNX path; the step says so if it is reached.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from edgepipe.artifacts import Artifact
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
+from edgepipe.quantize.onnx_qdq import quantize_onnx
+from edgepipe.quantize.onnx_to_torch import ConversionFailed
+from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
+from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
 
-NO_CONVERTER = ("QAT of an {fmt} model needs a trainable PyTorch form: onnx2torch 1.5.15 and onnx2pytorch 0.6.0 "
-                "import torchvision, whose PyPI wheels do not load next to the CPU torch wheel, and onnx2tf's Keras "
-                "output stores weights as constants. Next: export the model from its training code as a .pt2 (or "
-                "python: factory) and build that")
+#: Calibration samples ONNX QAT trains on (the first ones): a few hundred steps on these stay minutes on a CPU.
+ONNX_QAT_SAMPLES = 32
+
+NO_CONVERTER = ("QAT of a {fmt} model needs a trainable form, and edgepipe has no {fmt}-to-ONNX path for the "
+                "ladder (onnx2tf's Keras output stores weights as constants). Next: give the model as ONNX (QAT by "
+                "distillation through onnx2torch), or export it from its training code as a .pt2 (or python: "
+                "factory) and build that")
 
 
 def torch_qat_step(context: LadderContext) -> StepResult:
     """(d) QAT with PyTorch's pt2e flow: labels when there is a training split, else distillation."""
     from edgepipe.quantize.qat_torch import TorchQatRequest, run_torch_qat
 
+    if context.model.format == "onnx" and "onnx" in context.floats:
+        return onnx_qat_step(context)
     outcome = StepOutcome(step="qat", title="quantization-aware training (PyTorch pt2e)", status="skipped")
     if context.model.format != "pytorch":
         outcome.note = NO_CONVERTER.format(fmt=context.model.format.upper())
@@ -44,3 +56,36 @@ def torch_qat_step(context: LadderContext) -> StepResult:
     outcome.note = (f"{settings.qat_epochs} epochs on {result.samples} samples of the {source}, Adam lr "
                     f"{settings.qat_learning_rate:g}; loss per epoch {result.epoch_losses}")
     return StepResult(outcome, {"onnx": Artifact(result.onnx, "onnx", "int8")})
+
+
+def _qat_recipe(context: LadderContext) -> QuantRecipe:
+    """The best all-int8 recipe the earlier steps found (their layers kept higher dropped: QAT is for int8)."""
+    best = context.best_recipe.get("onnx", context.settings.start)
+    return replace(best, keep_float=(), keep_a16w8=(), activation_bits=8)
+
+
+def onnx_qat_step(context: LadderContext) -> StepResult:
+    """(d) for an ONNX input: distillation QAT through onnx2torch, weights written back, then ORT PTQ."""
+    outcome = StepOutcome(step="qat", title="quantization-aware training (onnx2torch, distillation)",
+                          status="skipped")
+    settings, folder = context.settings, context.folder("qat")
+    recipe = _qat_recipe(context)
+    samples = min(ONNX_QAT_SAMPLES, len(context.calibration))
+    request = OnnxQatRequest(float_onnx=context.floats["onnx"], calibration=context.calibration, recipe=recipe,
+                             samples=samples, steps=settings.qat_epochs * samples,
+                             learning_rate=settings.qat_learning_rate)
+    try:
+        result = run_onnx_qat(request, folder)
+    except ConversionFailed as failure:
+        outcome.note = (f"no trainable form of the ONNX graph: {failure}. Next: install the torch extra if it is "
+                        "missing, else export the model from its training code as a .pt2 (or python: factory) and "
+                        "build that")
+        return StepResult(outcome)
+    path = quantize_onnx(result.tuned_onnx, folder / "model_int8.onnx", context.calibration, recipe, context.work)
+    outcome.status, outcome.recipe = "missed", {"onnx": f"qat-distilled/{recipe.label}"}
+    outcome.note = (f"onnx2torch form of the graph, {result.tensors} weight tensors fine-tuned under fake quantization "
+                    f"for {result.steps} Adam steps (lr {settings.qat_learning_rate:g}) on {result.samples} "
+                    f"calibration samples, distilled from the original float ONNX's outputs (1/SQNR loss "
+                    f"{result.first_loss:.4g} -> {result.last_loss:.4g}); weights written back into the user's "
+                    f"graph, then ORT PTQ {recipe.label}")
+    return StepResult(outcome, {"onnx": Artifact(path, "onnx", "int8")})

@@ -1,4 +1,4 @@
-"""The ladder's QAT step on the PyTorch reference model (labels and distillation), and on an ONNX input."""
+"""The ladder's QAT step on the PyTorch reference model (labels and distillation), and on it given as ONNX."""
 
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ def _context(tmp_path: Path, model_path: Path | None, labelled: bool) -> LadderC
                          work=tmp_path / "ladder")
 
 
-@pytest.mark.xfail(reason="known, open: with accuracy judged on exact int8 semantics (unfused QDQ) instead of this "
-                          "AVX2 host's saturating int8 kernels, PTQ of digits_vit may already meet the threshold on "
-                          "the selection split, so the ladder never reaches QAT; the reference model's PTQ loss "
-                          "must be re-measured (issue 15)", strict=False)
+@pytest.mark.xfail(reason="known, open: re-measured by benchmarks/qat.py with exact int8 semantics, PTQ of digits_vit "
+                          "changes no top-1 on the selection split (1.0-point drop on evaluation), so the ladder stops "
+                          "at PTQ and never reaches QAT; the reference model still needs a natural PTQ loss "
+                          "(docs/PYTORCH.md, issue 15)", strict=False)
 @pytest.mark.parametrize("labelled", [True, False], ids=["labels", "distillation"])
 def test_qat_improves_the_reference_model_over_ptq(tmp_path: Path, labelled: bool) -> None:
     artifacts, report = run_ladder(_context(tmp_path, None, labelled))
@@ -52,9 +52,12 @@ def test_qat_improves_the_reference_model_over_ptq(tmp_path: Path, labelled: boo
     assert any(i.data_type == onnx.TensorProto.INT8 for i in graph.initializer), "int8 weights"
 
 
-def test_qat_step_on_an_onnx_input_says_why_it_cannot_train(tmp_path: Path) -> None:
+def test_qat_step_on_an_onnx_input_trains_through_onnx2torch(tmp_path: Path) -> None:
     from edgepipe.quantize.qat_torch_step import torch_qat_step
 
-    result = torch_qat_step(_context(tmp_path, tmp_path / "model.onnx", labelled=False))
-    assert result.outcome.status == "skipped" and not result.artifacts
-    assert "torchvision" in result.outcome.note and ".pt2" in result.outcome.note
+    context = _context(tmp_path, tmp_path / "model.onnx", labelled=False)
+    result = torch_qat_step(context)
+    assert context.model.format == "onnx" and result.outcome.status == "missed", result.outcome.note
+    assert "onnx2torch" in result.outcome.note and "distilled from the original float ONNX" in result.outcome.note
+    graph = onnx.load(str(result.artifacts["onnx"].path)).graph
+    assert sum(n.op_type == "QuantizeLinear" for n in graph.node) >= 5
