@@ -24,7 +24,7 @@ from edgepipe.quantize.onnx_prepare import default_opset, prepare_onnx, upgrade_
 from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.recipe import QuantRecipe
 from tests.conftest import run_cli
-from tests.quantize.models import image_batches, paddle_like
+from tests.quantize.models import image_batches, paddle_like, shared_bias
 
 SHAPE = [1, 3, 32, 48]
 
@@ -130,31 +130,9 @@ def test_dynamic_quantized_real_model_stays_loadable(tmp_path: Path) -> None:
     np.testing.assert_allclose(built.run(None, feed)[0], shipped.run(None, feed)[0], rtol=1e-5, atol=1e-6)
 
 
-def _shared_bias_model(path: Path) -> Path:
-    """Three 3x3 Convs of 3 channels that share one bias initializer ``b``, and the first Conv's output is ``b0``.
-
-    tf2onnx writes such graphs (equal constants merged; its names end in digits); ORT's quantizer names its copy
-    of a shared bias ``b`` + ``0`` (its largest numeric suffix + 1) without looking at activation names.
-    """
-    from onnx import helper, numpy_helper
-
-    rng = np.random.default_rng(0)
-    inits = [numpy_helper.from_array((rng.standard_normal((3, 3, 3, 3)) * 0.3).astype(np.float32), f"w{i}")
-             for i in range(3)] + [numpy_helper.from_array(np.array([0.1, -0.2, 0.3], np.float32), "b")]
-    nodes = [helper.make_node("Conv", ["x", "w0", "b"], ["b0"], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["b0"], ["r"]),
-             helper.make_node("Conv", ["r", "w1", "b"], ["c1"], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["r", "w2", "b"], ["c2"], pads=[1, 1, 1, 1]),
-             helper.make_node("Concat", ["c1", "c2", "b0"], ["y"], axis=1)]
-    graph = helper.make_graph(nodes, "shared_bias", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, SHAPE)],
-                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 9, 32, 48])], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    return path
-
-
 def test_a_shared_bias_never_takes_an_activation_name(tmp_path: Path) -> None:
     """Seen on a held-out tf2onnx model (Basic Pitch): the int8 ONNX failed to load ("Concat ... same rank")."""
-    source = _shared_bias_model(tmp_path / "model.onnx")
+    source = shared_bias(tmp_path / "model.onnx", SHAPE)
     prepared = prepare_onnx(source, tmp_path / "model_prep.onnx")
     assert any("bias initializers shared" in note for note in prepared.notes), prepared.notes
     data = _dataset(8, 0)
