@@ -206,7 +206,11 @@ def render_config(model: Path, config_path: Path, inputs: list[InputInfo]) -> st
         lines.append(f"#   {info.name}  {_dims_text(info)}  {info.dtype}  -> {info.kind()}: {_KIND_NOTES[info.kind()]}")
     lines += ["", f"model = \"{_relative(model, config_path)}\"", 'targets = ["host-cpu"]   # `edgepipe targets list`',
               'output = "build"']
-    if shapes:
+    if shapes and detect_format(model) != "onnx":  # the loaders of the other formats take no input_shapes
+        lines += ["", f"# Dynamic dimensions ({', '.join(shapes)}): input_shapes applies to ONNX models only; this "
+                      "model runs with batch 1", "# and the other sizes it declares (export it with the sizes you "
+                      "feed to change them)."]
+    elif shapes:
         lines += ["", "# Dynamic dimensions must be fixed for int8 and for NPU compilers. These sizes are guesses:",
                   "# use the size your application feeds (dims sharing a name share a size)."]
         lines.append("input_shapes = { " + ", ".join(f"{_key(n)} = {s}" for n, s in shapes.items()) + " }")

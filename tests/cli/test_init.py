@@ -102,3 +102,20 @@ def test_a_float_attention_mask_is_not_an_image(tmp_path: Path) -> None:
     model = _identity_model(tmp_path / "enc.onnx", {"input_ids": ([1, 64], 7), "attention_mask": ([1, 1, 1, 64], 1),
                                                     "pixels": ([1, 3, 32, 32], 1), "tiny": ([1, 4, 4, 3], 1)})
     assert [i.kind() for i in describe_inputs(model)] == ["tokens", "tensor", "image-NCHW", "tensor"]
+
+
+def test_a_tflite_model_gets_no_input_shapes_it_would_ignore(tmp_path: Path) -> None:
+    """The TFLite loader takes no input_shapes (batch 1): init says so instead of writing a key that does nothing."""
+    import tensorflow as tf  # heavy optional dependency
+
+    inputs = tf.keras.Input(shape=(400, 1), batch_size=None)
+    model = tf.keras.Model(inputs, tf.keras.layers.Conv1D(2, 3)(inputs))
+    path = tmp_path / "audio.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+    (info,) = describe_inputs(path)
+    assert info.dims[0] is None and info.kind() == "audio"
+    config = tmp_path / "audio.toml"
+    assert main(["init", str(path), "-o", str(config)]) == ExitCode.OK
+    text = config.read_text()
+    assert "\ninput_shapes" not in text and "input_shapes applies to ONNX models only" in text
+    assert load_config(config).input_shapes == {}
