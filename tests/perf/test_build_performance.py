@@ -123,3 +123,21 @@ def test_no_faithful_int8_form_is_said_in_words(tmp_path):
                     ratio_to_fp32=1.2, output_cosine=0.95)
     text = "\n".join(render_performance_markdown(report.model_copy(update={"int8_forms": [form]})))
     assert "`None`" not in text and "none (no int8 form reaches output cosine 0.99" in text
+
+
+def test_vela_on_a_float_tflite_falls_back_to_the_cost_model(tmp_path):
+    """Seen on a held-out float MediaPipe model: Vela gave 0 cycles, every per-mode figure became infinite and the
+    report.json no longer parsed into its own schema."""
+    import tensorflow as tf  # heavy optional dependency
+
+    from edgepipe.perf.report import PerformanceReport
+
+    inputs = tf.keras.Input(shape=(16, 16, 3), batch_size=1)
+    model = tf.keras.Model(inputs, tf.keras.layers.Conv2D(4, 3)(inputs))
+    path = tmp_path / "model.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+    report = predict(path, load_profile("ethos-u55"))
+    assert report.estimator == "cost-model" and report.vela is None
+    assert any("Vela put no op on the NPU" in note for note in report.notes), report.notes
+    assert all(m.latency_ms > 0 and m.inferences_per_j < float("inf") for m in report.modes)
+    assert PerformanceReport.model_validate_json(report.model_dump_json()) == report
