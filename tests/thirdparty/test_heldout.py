@@ -54,3 +54,26 @@ def test_tf2onnx_audio_model_with_shared_biases_gets_a_loadable_int8_onnx(
     _, report = _build("basic_pitch_onnx", tmp_path, capsys)
     assert "model_int8.onnx" in evaluated_int8(report), [f.message for f in report.failures]
     assert not [f for f in report.failures if f.stage == "quantize"], report.failures
+
+
+def test_savedmodel_capturing_constants_exports_one_input(tmp_path: Path) -> None:
+    """Basic Pitch's SavedModel signature captures its filter-bank constants; tf2onnx made each one a graph input
+    (4 inputs for a 1-input network, exit 3). Exported frozen, the ONNX has the one input and TF's outputs."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from edgepipe.export.tf_function import build_tf_graph
+    from edgepipe.export.to_onnx import export_onnx
+    from edgepipe.load import load_model
+
+    model = heldout.BY_NAME["basic_pitch_savedmodel"]
+    folder = tmp_path / "models" / model.name
+    folder.mkdir(parents=True)
+    source = load_model(folder / heldout._copy_model(model, folder))  # noqa: SLF001
+    graph = build_tf_graph(source, tmp_path / "scratch")
+    path = export_onnx(graph, tmp_path / "model.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["input_2"]
+    audio = (np.sin(np.arange(43844) / 7.0) * 0.3).astype(np.float32).reshape(1, 43844, 1)
+    for got, want in zip(session.run(None, {"input_2": audio}), graph.function(audio)):
+        assert np.allclose(got, want.numpy(), atol=1e-3)  # float32 reorderings of a log-CQT front end
