@@ -63,7 +63,7 @@ def int8_artifact(inputs: VerdictInputs) -> Evidence:
                     detail=f"no int8 {'/'.join(formats)} artifact ({why})")
 
 
-def _nothing_made(inputs: VerdictInputs, formats: list[str]) -> str:
+def _nothing_made(inputs: VerdictInputs, formats: Sequence[str]) -> str:
     """Why no int8 artifact exists when no tool failed: no data, or a source format that converts to none of them."""
     if any(a.format in formats for a in inputs.artifacts) or not inputs.source_format:
         return "nothing made one: the stages table says why, e.g. no --calib data"
