@@ -78,3 +78,16 @@ def test_savedmodel_capturing_constants_exports_one_input(tmp_path: Path) -> Non
     audio = (np.sin(np.arange(43844) / 7.0) * 0.3).astype(np.float32).reshape(1, 43844, 1)
     for got, want in zip(session.run(None, {"input_2": audio}), graph.function(audio)):
         assert got.shape == want.shape and cosine(want.numpy(), got) > 0.9999, float(np.abs(got - want).max())
+
+
+def test_tflite_with_custom_ops_litert_lacks_names_them_and_a_real_next_step(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MediaPipe's attention face mesh uses ops only MediaPipe registers: exit 1 naming the op and what to give
+    instead, not "convert the model again; check the file is complete"."""
+    config = heldout.prepare(heldout.BY_NAME["face_landmark_attention"], tmp_path / "models", zoo.SMALL)
+    code = main(["build", "-q", "--no-cache", "--config", str(config), "--target", TARGET,
+                 "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    line = next(ln for ln in err.splitlines() if ln.startswith("edgepipe: error:"))
+    assert code == 1 and "Traceback" not in err
+    assert "Landmarks2TransformMatrix" in line and "the file itself is complete" in line and names_tool_and_fix(line)
