@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -60,11 +61,11 @@ def _header(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], 
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
             f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
             f"- edgepipe commit when written: {_commit()} (each model's build commit is in its row; `+`: "
-            "uncommitted changes)",
+            "uncommitted changes; `?`: built before this script recorded commits)",
             f"- targets: {'every target (`--all-targets`)' if not args.targets else ', '.join(targets)}; "
             f"{size.calibration}/{size.evaluation} calibration/evaluation samples per model; {steps}; "
-            f"{'no cache' if args.no_cache else 'build cache on'}; timeout {args.timeout:.0f} s per build; "
-            "one build per model",
+            f"{'no cache' if args.no_cache else 'build cache on'}; timeout {args.timeout:.0f} s per build in the last "
+            "invocation (`--resume` keeps runs made with other timeouts; exit `None` = timed out); one build per model",
             f"- command: `python benchmarks/heldout.py {' '.join(a for a in sys.argv[1:] if a != '--resume')}`",
             f"- models built: {len(runs)} of {len(planned)}" + (f" (not run: {', '.join(missing)})" if missing else ""),
             ""]
@@ -73,7 +74,8 @@ def _header(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], 
 def _summary(runs: list[ModelRun]) -> list[str]:
     unbacked = [f"{r.name}/{t.target}" for r in runs for t in r.results if unbacked_pass(t)]
     host = [t for r in runs for t in r.results if t.target == "host-cpu" and t.report is not None]
-    unnamed = [r.name for r in runs if r.rc not in (0, 2) and not names_tool_and_fix(r.reason())]
+    unnamed = [r.name for r in runs if r.rc not in (0, 2, None) and not names_tool_and_fix(r.reason())]
+    timeouts = [r.name for r in runs if r.rc is None]
     return ["## Summary", "",
             "- exit codes: " + ", ".join(f"{code}: {sum(r.rc == code for r in runs)}"
                                           for code in sorted({r.rc for r in runs}, key=str)),
@@ -81,7 +83,9 @@ def _summary(runs: list[ModelRun]) -> list[str]:
             f"- tracebacks: {sum(r.traceback for r in runs)}",
             f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
             f"- host-cpu pass: {sum(t.report.verdict == 'pass' for t in host if t.report)}/{len(host)}",
-            f"- failures whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}", ""]
+            f"- failures (exit 1) whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}",
+            f"- builds that timed out (exit `None`; the reports of the targets finished before stay): "
+            f"{len(timeouts)} {timeouts or ''}", ""]
 
 
 def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> str:
@@ -105,19 +109,23 @@ def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], p
                 fid = "; ".join(f"{k}: {v}" for k, v in fidelity(t.report).items()) or "–"
                 lines.append(f"| `{run.name}` | {t.target} | {t.report.verdict} | {fid} | "
                              f"{', '.join(evaluated_int8(t.report)) or 'none'} | {ladder(t.report)} |")
-    lines += ["", "## Failures (tool, message, next step)", "", "| model | target / stage | message |", "|---|---|---|"]
+    lines += ["", "## Failures (tool, message, next step)", "", "| model | stage | message |", "|---|---|---|"]
     for run in runs:
         if run.rc not in (0, 2):
             lines.append(f"| `{run.name}` | exit {run.rc} | {_cell(run.reason())} |")
+        targets_of: dict[tuple[str, str], list[str]] = {}  # one row per failure, with the targets it reached
         for t in run.results:
             for stage in (t.report.stages if t.report else []):
                 if "fail" in stage.detail.lower():
-                    lines.append(f"| `{run.name}` | {t.target} / {stage.name} | {_cell(stage.detail)} |")
+                    targets_of.setdefault((stage.name, stage.detail), []).append(t.target)
+        for (stage_name, detail), where in targets_of.items():
+            lines.append(f"| `{run.name}` | {stage_name} ({len(where)} targets) | {_cell(detail)} |")
     return "\n".join(lines)
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")[:500]
+    """One table cell: pipes escaped, one line, links the tools print left out, at most 500 characters."""
+    return re.sub(r"\S+://\S+", "(link)", text).replace("|", "\\|").replace("\n", " ")[:500]
 
 
 def main(argv: list[str] | None = None) -> int:
