@@ -22,6 +22,9 @@ from edgepipe.load import detect_format, load_model
 IMAGE_SIDE = 224
 AUDIO_SAMPLES = 16000
 SEQUENCE = 128
+#: The smallest height/width an image input has (8x8 digits), and the shortest audio window (25 ms at 16 kHz).
+MIN_IMAGE_SIDE = 8
+MIN_AUDIO_SAMPLES = 400
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,30 @@ class InputInfo:
         dims = self.dims
         if np.issubdtype(np.dtype(self.dtype), np.integer):
             return "tokens" if len(dims) == 2 else "tensor"
-        if len(dims) == 4 and dims[1] in (1, 3, 4) and dims[3] not in (1, 3, 4):
+        if len(dims) == 4 and dims[1] in (1, 3, 4) and dims[3] not in (1, 3, 4) and _spatial(dims[2:4]):
             return "image-NCHW"
-        if len(dims) == 4 and dims[3] in (1, 3, 4):
+        if len(dims) == 4 and dims[3] in (1, 3, 4) and _spatial(dims[1:3]):
             return "image-NHWC"
-        if len(dims) == 2 and (not isinstance(dims[1], int) or dims[1] >= 400):
+        if len(dims) == 2 and _samples(dims[1]):
             return "audio"
+        if len(dims) == 3 and ((dims[2] == 1 and _samples(dims[1])) or (dims[1] == 1 and _samples(dims[2]))):
+            return "audio"  # mono with a channel axis: Keras (N, samples, 1) or PyTorch (N, 1, samples)
         if len(dims) == 3 and isinstance(dims[0], int) and dims[0] > 1:
             return "state"
         return "tensor"
+
+
+def _spatial(dims: tuple[int | str | None, ...]) -> bool:
+    """True when both dims can be an image's height and width: dynamic, or at least MIN_IMAGE_SIDE pixels.
+
+    A (1, 1, 1, 64) float input is an attention mask, not a 1x64-pixel picture.
+    """
+    return all(not isinstance(d, int) or d >= MIN_IMAGE_SIDE for d in dims)
+
+
+def _samples(dim: int | str | None) -> bool:
+    """True when ``dim`` can be a window of audio samples: dynamic, or at least MIN_AUDIO_SAMPLES long."""
+    return not isinstance(dim, int) or dim >= MIN_AUDIO_SAMPLES
 
 
 def _onnx_dim(dim: object) -> int | str | None:
@@ -188,7 +206,11 @@ def render_config(model: Path, config_path: Path, inputs: list[InputInfo]) -> st
         lines.append(f"#   {info.name}  {_dims_text(info)}  {info.dtype}  -> {info.kind()}: {_KIND_NOTES[info.kind()]}")
     lines += ["", f"model = \"{_relative(model, config_path)}\"", 'targets = ["host-cpu"]   # `edgepipe targets list`',
               'output = "build"']
-    if shapes:
+    if shapes and detect_format(model) != "onnx":  # the loaders of the other formats take no input_shapes
+        lines += ["", f"# Dynamic dimensions ({', '.join(shapes)}): input_shapes applies to ONNX models only; this "
+                      "model runs with batch 1", "# and the other sizes it declares (export it with the sizes you "
+                      "feed to change them)."]
+    elif shapes:
         lines += ["", "# Dynamic dimensions must be fixed for int8 and for NPU compilers. These sizes are guesses:",
                   "# use the size your application feeds (dims sharing a name share a size)."]
         lines.append("input_shapes = { " + ", ".join(f"{_key(n)} = {s}" for n, s in shapes.items()) + " }")

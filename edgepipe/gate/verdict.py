@@ -32,6 +32,8 @@ class VerdictInputs:
     failures: list[ToolFailure] = field(default_factory=list)
     accuracy_gate: bool = True
     source_is_int8: bool = False
+    #: The format of the model the user gave (``onnx``, ``tflite``, ``keras``, ...); '' when unknown.
+    source_format: str = ""
 
     def deployed_int8(self) -> list[ArtifactInfo]:
         """The int8 artifacts this target deploys: its checked format first, then its other deploy formats."""
@@ -56,9 +58,17 @@ def int8_artifact(inputs: VerdictInputs) -> Evidence:
     if found:
         return Evidence(requirement="int8 artifact", outcome="met", detail=", ".join(a.path for a in found))
     formats = list(dict.fromkeys([inputs.target.artifact.format, *inputs.target.deploy_formats]))
-    why = inputs.failures_of(formats) or "nothing made one: the stages table says why, e.g. no --calib data"
+    why = inputs.failures_of(formats) or _nothing_made(inputs, formats)
     return Evidence(requirement="int8 artifact", outcome="not proven",
                     detail=f"no int8 {'/'.join(formats)} artifact ({why})")
+
+
+def _nothing_made(inputs: VerdictInputs, formats: Sequence[str]) -> str:
+    """Why no int8 artifact exists when no tool failed: no data, or a source format that converts to none of them."""
+    if any(a.format in formats for a in inputs.artifacts) or not inputs.source_format:
+        return "nothing made one: the stages table says why, e.g. no --calib data"
+    return (f"edgepipe makes no {'/'.join(formats)} model from a {inputs.source_format} file: give the model it was "
+            "exported from (.onnx, .keras or SavedModel) to build this target")
 
 
 def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:

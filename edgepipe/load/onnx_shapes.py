@@ -18,6 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import onnx
+from onnx.shape_inference import InferenceError
+
 from edgepipe.errors import ModelLoadError
 from edgepipe.load.rejections import raised_by
 
@@ -84,10 +87,38 @@ def _fix_batch(model: Any, value: Any) -> None:
         first.dim_value = 1
 
 
+def clear_stale_shapes(model: Any) -> int:
+    """Drop shape annotations that name dimensions no input declares any more; returns how many.
+
+    Exporters annotate intermediate values and outputs with symbolic dims derived from the
+    inputs' names (PyTorch writes ``(floor(height/2 - 1/2) + 1)*...`` for a YOLO head's anchor
+    count). Fixing the inputs leaves those formulas behind, and ONNX shape inference keeps an
+    annotation rather than replace it, so the fixed model would still declare dynamic outputs and
+    converters (onnx2tf) would build from the stale shapes. Annotations are optional: dropping
+    them lets every tool infer static shapes from the fixed inputs.
+    """
+    live = {_param(d) for value in _inputs(model) for d in value.type.tensor_type.shape.dim if _param(d)}
+
+    def stale(value: Any) -> bool:
+        dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else []
+        return any(_param(d) and _param(d) not in live for d in dims)
+
+    kept = [value for value in model.graph.value_info if not stale(value)]
+    cleared = len(model.graph.value_info) - len(kept)
+    if cleared:
+        del model.graph.value_info[:]
+        model.graph.value_info.extend(kept)
+    for value in model.graph.output:
+        if stale(value):
+            cleared += 1
+            for dim in value.type.tensor_type.shape.dim:
+                if _param(dim) and _param(dim) not in live:
+                    dim.Clear()
+    return cleared
+
+
 def fix_input_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]], path: Path) -> list[str]:
     """Fix ``model``'s input shapes in place; returns one line per change (for the log and the report)."""
-    from onnxruntime.tools.onnx_model_utils import fix_output_shapes
-
     inputs = {value.name: value for value in _inputs(model)}
     unknown = sorted(set(input_shapes) - set(inputs))
     if unknown:
@@ -109,15 +140,33 @@ def fix_input_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]], path
         _fix_batch(model, value)
         changes.append(f"{value.name}: batch fixed to 1")
     if changes:
+        stale = clear_stale_shapes(model)
+        if stale:
+            changes.append(f"{stale} intermediate/output shapes with dimension names no input has any more "
+                           "cleared (re-inferred from the fixed inputs)")
         try:
             fix_output_shapes(model)
-        except (AssertionError, ValueError, TypeError, KeyError, IndexError) as exc:
+        except (AssertionError, ValueError, TypeError, KeyError, IndexError, InferenceError) as exc:
             if not raised_by(exc, ("onnxruntime", "onnx")):
                 raise
             # output shapes are informative; the runtime infers them anyway
             log.info("%s: output shapes not inferred after fixing inputs (%s)", path.name, exc)
         log.info("%s: %s", path.name, "; ".join(changes))
     return changes
+
+
+def fix_output_shapes(model: Any) -> None:
+    """Give the outputs the static shapes ONNX shape inference finds from the fixed inputs.
+
+    Like ONNX Runtime's ``fix_output_shapes``, with data propagation on: shapes computed by
+    Shape/Gather/Range arithmetic (a YOLO head's anchor count) become static too.
+    """
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    for value, new in zip(model.graph.output, inferred.graph.output):
+        dims = new.type.tensor_type.shape.dim
+        if any(_is_dynamic(d) for d in value.type.tensor_type.shape.dim) and dims and \
+                not any(_is_dynamic(d) for d in dims):
+            value.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
 
 
 def dynamic_inputs(model: Any) -> list[str]:

@@ -8,6 +8,7 @@ here with a Python exception (turned into a user error), never inside C++.
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ def check_allocates(content: bytes, path: Path) -> None:
         if not raised_by(exc, ("ai_edge_litert",)):
             raise
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        error = ModelLoadError(f"LiteRT cannot prepare the model ({reason})", path=path, fix=_FIX)
+        custom = re.findall(r"unresolved custom op: (\w+)", reason)
+        fix = _FIX if not custom else (
+            f"LiteRT has no kernel for the custom op {', '.join(custom)} (the framework that wrote the model "
+            "registers it, e.g. MediaPipe): give edgepipe the model without it (export the graph up to the op), "
+            "or its source model (.onnx, .keras, SavedModel); the file itself is complete")
+        error = ModelLoadError(f"LiteRT cannot prepare the model ({reason})", path=path, fix=fix)
         error.rejected_by = "LiteRT"  # type: ignore[attr-defined]
         raise error from exc

@@ -92,6 +92,10 @@ def predict(path: Path, profile: TargetProfile, mode: str | None = None) -> Perf
             vela = _vela(path, spec, graph, places)
         except (MissingToolchain, ToolFailed) as missing:  # profile-based estimate without Vela, saying why
             notes.append(f"Vela's estimate is not available ({missing.one_line()}); edgepipe's cost model instead")
+    if vela is not None and vela.cycles <= 0:  # 0 cycles would make every per-mode figure infinite
+        notes.append(f"Vela put no op on the NPU (0 cycles, {vela.cpu_ops} ops on the CPU: Vela compiles int8 "
+                     "models only); edgepipe's cost model instead")
+        vela = None
     if vela is not None:
         cycles = vela.cycles
         latency_at = lambda clock: cycles / (clock * 1e3)  # noqa: E731 - cycles at the mode's clock, in ms

@@ -15,6 +15,12 @@ Real exports need more than ``quant_pre_process``:
   ``(1, N)`` biases are reshaped to ``(N,)`` (same values, same broadcast); for any
   other 2-D bias the quantizer option ``QDQDisableWeightAdjustForInt32Bias`` skips that
   adjustment (:func:`needs_bias_adjust_off`).
+- **one bias initializer shared by several nodes** (tf2onnx merges equal constants): ORT's
+  quantizer gives each extra user a copy named ``<bias><N>`` checking only initializer names,
+  so the copy can take the name of an activation (``conv1d_25`` + ``2`` = ``conv1d_252``, a
+  Conv output) and rewire its readers to the bias: the int8 model then fails to load
+  ("All inputs to Concat must have same rank"). Every user gets its own copy first, named so
+  that nothing else in the graph has that name (:func:`unshare_biases`).
 
 The result is cached beside the prepared file (``<name>.json``), so every caller of
 :func:`prepare_onnx` on the same file gets the same model and the same notes.
@@ -130,6 +136,40 @@ def flatten_gemm_biases(model: Any) -> list[str]:
     return changed
 
 
+#: Ops whose input 2 ORT's QDQ quantizer quantizes as an int32 bias.
+_BIAS_OPS = ("Conv", "ConvTranspose", "Gemm")
+
+
+def unshare_biases(model: Any) -> list[str]:
+    """Give every node after the first that reads a shared bias initializer its own copy; returns the new names.
+
+    The copies are named ``<bias>__bias<k>`` with ``k`` chosen so that no tensor, initializer or
+    graph input/output of the model already has that name (ORT's own copies only avoid initializer names).
+    """
+    initializers = {init.name: init for init in model.graph.initializer}
+    taken = set(initializers) | {v.name for v in (*model.graph.input, *model.graph.output)}
+    taken |= {name for node in model.graph.node for name in (*node.input, *node.output)}
+    seen: set[str] = set()
+    created: list[str] = []
+    for node in model.graph.node:
+        if node.op_type not in _BIAS_OPS or len(node.input) < 3 or node.input[2] not in initializers:
+            continue
+        name = node.input[2]
+        if name not in seen:
+            seen.add(name)
+            continue
+        k = 1
+        while f"{name}__bias{k}" in taken:
+            k += 1
+        copy = model.graph.initializer.add()
+        copy.CopyFrom(initializers[name])
+        copy.name = f"{name}__bias{k}"
+        taken.add(copy.name)
+        node.input[2] = copy.name
+        created.append(copy.name)
+    return created
+
+
 def needs_bias_adjust_off(model: Any) -> bool:
     """True when some ``Gemm`` bias initializer is still not 1-D (ORT's bias-scale adjustment fails on it)."""
     initializers = {init.name: init for init in model.graph.initializer}
@@ -180,6 +220,10 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
         model, note = upgrade_opset(model, samples or synthetic_samples(model))
         notes.append(note if note.startswith("opset") else
                      f"per-tensor weights: {note}; DequantizeLinear takes no per-channel axis before opset 13")
+    copies = unshare_biases(model)
+    if copies:
+        notes.append(f"{len(copies)} bias initializers shared by several nodes copied, one per node (ONNX Runtime's "
+                     "own copies can take the name of an activation and break the int8 model)")
     flattened = flatten_gemm_biases(model)
     if flattened:
         notes.append(f"{len(flattened)} Gemm biases of shape (1, N) reshaped to (N,) (ONNX Runtime's int32 bias "

@@ -82,6 +82,13 @@ def contained(tool: Tool) -> Iterator[None]:
         raise ToolFailed(tool.name, shown, tool.advice(message)) from exc
 
 
+#: A graph ONNX's shape inference rejects although every input is static: the tool that wrote it is at fault.
+_INCONSISTENT_GRAPH = ("the tool wrote a graph that ONNX shape inference rejects (the node named is inconsistent, not "
+                       "an input): deploy the other format (it is still built and checked), or simplify the model "
+                       "(python -m onnxsim) and build that file; if an input still has a dynamic dimension, fix it "
+                       "with input_shapes in the config")
+
+
 def _quantizer_advice(message: str) -> str:
     low = message.lower()
     if "axis" in low and ("dequantizelinear" in low or "quantizelinear" in low or "attribute" in low):
@@ -90,6 +97,8 @@ def _quantizer_advice(message: str) -> str:
         return 'set quantization.granularity = "per-tensor" (ONNX Runtime\'s per-channel bias-scale step fails)'
     if "operands could not be broadcast" in low:  # e.g. a grouped ConvTranspose: per-channel scales per group
         return 'set quantization.granularity = "per-tensor" (ONNX Runtime\'s per-channel scales do not match the bias)'
+    if "shapeinferenceerror" in low:  # the inputs are static by then: the quantizer wrote an inconsistent graph
+        return _INCONSISTENT_GRAPH
     if "dimension" in low or "shape" in low:
         return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
     if not low or low == "assertionerror":
@@ -104,6 +113,8 @@ def _runtime_advice(message: str) -> str:
         return _quantizer_advice(message)
     if "axis" in low:
         return 'set quantization.granularity = "per-tensor" (per-channel QDQ needs ONNX opset 13 or newer)'
+    if "shapeinferenceerror" in low:
+        return _INCONSISTENT_GRAPH
     if "dimension" in low or "shape" in low:
         return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
     if "no op registered" in low or "custom" in low:

@@ -32,7 +32,7 @@ def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Arti
     verdict, reason, evidence = decide(VerdictInputs(
         target=target, artifacts=infos, accuracy=accuracy, support=sections.get("support"),
         failures=list(stages.failures), accuracy_gate=inputs.accuracy_gate,
-        source_is_int8=bool(infos) and all(a.precision != "fp32" for a in infos)))
+        source_is_int8=bool(infos) and all(a.precision != "fp32" for a in infos), source_format=model.format))
     return BuildReport(
         edgepipe_version=__version__, target=target.name,
         model=ModelInfo(path=str(model.path), format=model.format, sha256=model.sha256),

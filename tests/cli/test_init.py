@@ -69,3 +69,53 @@ def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_missing_model_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", str(tmp_path / "nope.onnx"), "-o", str(tmp_path / "e.toml")]) == ExitCode.USER_ERROR
     assert "model not found" in capsys.readouterr().err and not (tmp_path / "e.toml").exists()
+
+
+def _identity_model(path: Path, inputs: dict[str, tuple[list[int | str], int]]) -> Path:
+    """An ONNX model passing each input through (``name: (dims, onnx elem type)``): only the declared inputs matter."""
+    import onnx
+    from onnx import helper
+
+    values = [helper.make_tensor_value_info(name, elem, dims) for name, (dims, elem) in inputs.items()]
+    outputs = [helper.make_tensor_value_info(f"{name}_out", elem, dims) for name, (dims, elem) in inputs.items()]
+    nodes = [helper.make_node("Identity", [name], [f"{name}_out"]) for name in inputs]
+    graph = helper.make_graph(nodes, "g", values, outputs)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_mono_audio_with_a_channel_axis_is_audio(tmp_path: Path) -> None:
+    """Keras exports take raw audio as (N, samples, 1), PyTorch ones as (N, 1, samples): a .wav folder feeds both."""
+    keras = _identity_model(tmp_path / "keras.onnx", {"serving_default_input_2:0": (["unk__1", 43844, 1], 1)})
+    (info,) = describe_inputs(keras)
+    assert info.kind() == "audio" and suggested_shapes([info]) == {"serving_default_input_2:0": [1, 43844, 1]}
+    config = tmp_path / "keras.toml"
+    assert main(["init", str(keras), "-o", str(config)]) == ExitCode.OK
+    assert "\n[preprocess]\nsample_rate" in config.read_text()
+    assert load_config(config).data.calibration == tmp_path / "calib"
+    torch_like = _identity_model(tmp_path / "torch.onnx", {"wave": ([1, 1, "samples"], 1)})
+    assert [i.kind() for i in describe_inputs(torch_like)] == ["audio"]
+
+
+def test_a_float_attention_mask_is_not_an_image(tmp_path: Path) -> None:
+    """A (1, 1, 1, 64) additive mask beside token ids is a tensor for a .npz, not a 1x64-pixel image."""
+    model = _identity_model(tmp_path / "enc.onnx", {"input_ids": ([1, 64], 7), "attention_mask": ([1, 1, 1, 64], 1),
+                                                    "pixels": ([1, 3, 32, 32], 1), "tiny": ([1, 4, 4, 3], 1)})
+    assert [i.kind() for i in describe_inputs(model)] == ["tokens", "tensor", "image-NCHW", "tensor"]
+
+
+def test_a_tflite_model_gets_no_input_shapes_it_would_ignore(tmp_path: Path) -> None:
+    """The TFLite loader takes no input_shapes (batch 1): init says so instead of writing a key that does nothing."""
+    import tensorflow as tf  # heavy optional dependency
+
+    inputs = tf.keras.Input(shape=(400, 1), batch_size=None)
+    model = tf.keras.Model(inputs, tf.keras.layers.Conv1D(2, 3)(inputs))
+    path = tmp_path / "audio.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+    (info,) = describe_inputs(path)
+    assert info.dims[0] is None and info.kind() == "audio"
+    config = tmp_path / "audio.toml"
+    assert main(["init", str(path), "-o", str(config)]) == ExitCode.OK
+    text = config.read_text()
+    assert "\ninput_shapes" not in text and "input_shapes applies to ONNX models only" in text
+    assert load_config(config).input_shapes == {}

@@ -69,3 +69,35 @@ def test_full_int8_tflite_without_data_is_checked_and_timed(fp16: Path, tmp_path
     assert report["latency_ms"]["model_int8.tflite"] > 0
     latency = next(s for s in report["stages"] if s["name"] == "latency")
     assert latency["status"] == "ran" and "synthetic inputs" in latency["detail"]
+
+
+def test_sparse_weights_behind_densify_get_weight_scales(tmp_path: Path) -> None:
+    """MediaPipe's pruned models (held-out BlazePose detector) keep sparse weights behind DENSIFY: quantized as
+    activations they got zero point -128 and LiteRT refused the int8 CONV_2D. Made dense first, they load."""
+    import tensorflow as tf  # heavy optional dependency
+    from ai_edge_litert.interpreter import Interpreter
+
+    inputs = tf.keras.Input(shape=(16, 16, 3), batch_size=1)
+    conv = tf.keras.layers.Conv2D(16, 3, padding="same", activation="relu")
+    model = tf.keras.Model(inputs, tf.keras.layers.Conv2D(8, 1)(conv(inputs)))
+    weights, bias = conv.get_weights()
+    weights[np.abs(weights) < np.quantile(np.abs(weights), 0.8)] = 0  # 80% zeros: the converter stores it sparse
+    conv.set_weights([weights, bias])
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    source = tmp_path / "sparse.tflite"
+    source.write_bytes(converter.convert())
+    assert "DENSIFY" in _ops(source)
+    prepared = prepare_float_tflite(source, tmp_path / "prepared.tflite")
+    sample = np.random.default_rng(0).uniform(-1, 1, (8, 16, 16, 3)).astype(np.float32)
+    outputs = []
+    for path in (source, prepared):
+        interpreter = Interpreter(model_path=str(path))
+        interpreter.allocate_tensors()
+        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], sample[:1])
+        interpreter.invoke()
+        outputs.append(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]))
+    assert np.array_equal(*outputs), "the dense constants are LiteRT's own values"
+    int8 = quantize_float_tflite(source, tmp_path / "model_int8.tflite", Dataset(tmp_path / "x.npz", (sample,), None,
+                                                                                  "t"), tmp_path)
+    Interpreter(model_path=str(int8)).allocate_tensors()  # LiteRT's int8 kernels accept it

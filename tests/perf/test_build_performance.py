@@ -110,3 +110,34 @@ def test_onnx_build_for_two_targets_runs_onnx2tf_once(reference_build, reference
     for target in ("host-cpu", "ethos-u55"):
         report = json.loads((tmp_path / "model" / target / "report.json").read_text())
         assert {"model.tflite", "model_int8.tflite"} <= {a["path"] for a in report["artifacts"]}, target
+
+
+def test_no_faithful_int8_form_is_said_in_words(tmp_path):
+    """Seen on a held-out audio model: every int8 form missed cosine 0.99 and report.md said `None`."""
+    from edgepipe.perf.render import render_performance_markdown
+    from edgepipe.perf.report import Int8Form
+    from tests.quantize.models import shared_bias
+
+    report = predict(shared_bias(tmp_path / "model.onnx", [1, 3, 8, 8]), load_profile("host-cpu"))
+    form = Int8Form(artifact="model_int8_qoperator.onnx", runtime="onnxruntime", p50_ms=2.0, p90_ms=3.0,
+                    ratio_to_fp32=1.2, output_cosine=0.95)
+    text = "\n".join(render_performance_markdown(report.model_copy(update={"int8_forms": [form]})))
+    assert "`None`" not in text and "none (no int8 form reaches output cosine 0.99" in text
+
+
+def test_vela_on_a_float_tflite_falls_back_to_the_cost_model(tmp_path):
+    """Seen on a held-out float MediaPipe model: Vela gave 0 cycles, every per-mode figure became infinite and the
+    report.json no longer parsed into its own schema."""
+    import tensorflow as tf  # heavy optional dependency
+
+    from edgepipe.perf.report import PerformanceReport
+
+    inputs = tf.keras.Input(shape=(16, 16, 3), batch_size=1)
+    model = tf.keras.Model(inputs, tf.keras.layers.Conv2D(4, 3)(inputs))
+    path = tmp_path / "model.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+    report = predict(path, load_profile("ethos-u55"))
+    assert report.estimator == "cost-model" and report.vela is None
+    assert any("Vela put no op on the NPU" in note for note in report.notes), report.notes
+    assert all(m.latency_ms > 0 and m.inferences_per_j < float("inf") for m in report.modes)
+    assert PerformanceReport.model_validate_json(report.model_dump_json()) == report

@@ -57,3 +57,27 @@ def image_batches(count: int, height: int, width: int, seed: int = 0) -> np.ndar
     rng = np.random.default_rng(seed)
     coarse = rng.uniform(-1, 1, (count, 3, height // 4 + 1, width // 4 + 1)).astype(np.float32)
     return np.repeat(np.repeat(coarse, 4, axis=2), 4, axis=3)[:, :, :height, :width].copy()
+
+
+def shared_bias(path: Path, shape: list[int]) -> Path:
+    """Three 3x3 Convs of 3 channels that share one bias initializer ``b``, and the first Conv's output is ``b0``.
+
+    tf2onnx writes such graphs (equal constants merged; its names end in digits); ORT's quantizer names its copy
+    of a shared bias ``b`` + ``0`` (its largest numeric suffix + 1) without looking at activation names.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((rng.standard_normal((3, 3, 3, 3)) * 0.3).astype(np.float32), f"w{i}")
+             for i in range(3)] + [numpy_helper.from_array(np.array([0.1, -0.2, 0.3], np.float32), "b")]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b"], ["b0"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["b0"], ["r"]),
+             helper.make_node("Conv", ["r", "w1", "b"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["r", "w2", "b"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["c1", "c2", "b0"], ["y"], axis=1)]
+    graph = helper.make_graph(nodes, "shared_bias",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 9, *shape[2:]])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path

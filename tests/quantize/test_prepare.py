@@ -24,7 +24,7 @@ from edgepipe.quantize.onnx_prepare import default_opset, prepare_onnx, upgrade_
 from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.recipe import QuantRecipe
 from tests.conftest import run_cli
-from tests.quantize.models import image_batches, paddle_like
+from tests.quantize.models import image_batches, paddle_like, shared_bias
 
 SHAPE = [1, 3, 32, 48]
 
@@ -151,3 +151,39 @@ def test_incomplete_symbolic_shape_inference_falls_back_and_leaves_the_working_f
     assert prepared.path.exists()
     assert any("symbolic shape inference failed" in note for note in prepared.notes)
     assert list(user_folder.iterdir()) == []
+
+
+def test_a_shared_bias_never_takes_an_activation_name(tmp_path: Path) -> None:
+    """Seen on a held-out tf2onnx model (Basic Pitch): the int8 ONNX failed to load ("Concat ... same rank")."""
+    source = shared_bias(tmp_path / "model.onnx", SHAPE)
+    prepared = prepare_onnx(source, tmp_path / "model_prep.onnx")
+    assert any("bias initializers shared" in note for note in prepared.notes), prepared.notes
+    data = _dataset(8, 0)
+    int8 = quantize_onnx(source, tmp_path / "model_int8.onnx", data, QuantRecipe(per_channel=True), tmp_path)
+    (reference,), (quantized,) = _outputs(source, data), _outputs(int8, data)  # loads: the graph is intact
+    assert quantized.shape == reference.shape and cosine(reference, quantized) > 0.99
+
+
+def test_fixed_inputs_leave_no_stale_symbolic_shapes(tmp_path: Path) -> None:
+    """PyTorch annotates values with formulas of the input dims (a YOLO head's ``floor(height/2 - 1/2)*...``).
+
+    Seen on a held-out YOLOv8 export: after ``input_shapes`` its output still declared a formula. The stale
+    annotations go, and the output gets the static shape inference finds (through a Reshape's -1 too).
+    """
+    from onnx import helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.full((8, 3, 3, 3), 0.1, np.float32), "w")
+    half = "floor(height/2 - 1/2) + 1"
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Constant", [], ["minus_one"], value=numpy_helper.from_array(np.array([1, 8, -1]))),
+             helper.make_node("Reshape", ["c", "minus_one"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "stale", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 8, f"({half})*(floor(width/2))"])],
+        [weight], value_info=[helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, ["batch", 8, half, "w2"])])
+    source = tmp_path / "yolo_like.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(source))
+    model = load_model(source, input_shapes={"x": [1, 3, 32, 48]}).handle
+    (output,) = model.graph.output
+    assert [d.dim_value for d in output.type.tensor_type.shape.dim] == [1, 8, 16 * 24]
+    assert not [v.name for v in model.graph.value_info if any(d.dim_param for d in v.type.tensor_type.shape.dim)]

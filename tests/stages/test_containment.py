@@ -165,3 +165,25 @@ def test_the_next_step_it_names_fixes_the_build(tmp_path: Path, capsys: pytest.C
     assert not [f for f in report["failures"] if f["stage"] == "quantize"]
     assert code == ExitCode.OK and report["verdict"] == "pass", report["verdict_reason"]
     assert [e["outcome"] for e in report["evidence"]] == ["met", "met", "met"]
+
+
+def test_an_inconsistent_int8_graph_is_not_blamed_on_input_shapes(tmp_path: Path) -> None:
+    """ORT's quantizer copies a shared bias under an activation's name; the int8 model fails to load.
+
+    Every input is static, so "fix input_shapes" would send the user the wrong way: the next step names the
+    inconsistent graph and what still works.
+    """
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    from edgepipe.quantize.onnx_qdq import calibration_reader
+    from tests.quantize.models import shared_bias
+
+    model = shared_bias(tmp_path / "model.onnx", [1, 3, 8, 8])
+    data = Dataset(tmp_path / "x.npz", (np.random.default_rng(2).random((4, 3, 8, 8), dtype=np.float32),), None, "t")
+    out = tmp_path / "model_int8.onnx"
+    quantize_static(str(model), str(out), calibration_reader(data, ["x"]), quant_format=QuantFormat.QDQ)
+    stages = StageLog()
+    assert loadable([Artifact(out, "onnx", "int8")], stages, "quantize") == []
+    [failure] = stages.failures
+    assert "ShapeInferenceError" in failure.message
+    assert "input_shapes = {" not in failure.next_step and "deploy the other format" in failure.next_step

@@ -91,3 +91,14 @@ def test_every_bundled_npu_profile_requires_its_accelerator() -> None:
         profile = load_profile(name)
         share = profile.required().min_accelerator_mac_share
         assert (share is not None and share >= 0.5) == (profile.device_class == "npu"), name
+
+
+def test_a_tflite_source_says_why_an_onnx_target_has_no_artifact() -> None:
+    """Seen on held-out MediaPipe models: mobile-npu said 'e.g. no --calib data' although data was given."""
+    from edgepipe.report.schema import ArtifactInfo
+
+    tflite = [ArtifactInfo(path="model.tflite", format="tflite", precision="fp32", size_bytes=10),
+              ArtifactInfo(path="model_int8.tflite", format="tflite", precision="int8", size_bytes=5)]
+    verdict, reason, _ = decide(VerdictInputs(load_profile("mobile-npu"), tflite, None, source_format="tflite"))
+    assert verdict == "not proven" and "no --calib" not in reason
+    assert "makes no onnx model from a tflite file" in reason and ".onnx, .keras or SavedModel" in reason

