@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,14 +77,43 @@ def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
     return found
 
 
+def ptq_config(source: Path, work: Path) -> Path:
+    """A copy of the model folder ``source`` under ``work`` whose edgepipe.toml runs only the PTQ step.
+
+    Agreement is about placement, not accuracy, so the fallback ladder's later steps (calibration search, mixed
+    precision, QAT) are skipped: they change scales, not which ops the artifact holds. The copy keeps relative
+    data paths valid; the zoo folder is never modified.
+    """
+    copy = work / source.name
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(source, copy)
+    config = copy / "edgepipe.toml"
+    text = config.read_text(encoding="utf-8")
+    if "[quantization]" in text:
+        text = text.replace("[quantization]", '[quantization]\nsteps = ["ptq"]', 1)
+    else:
+        text += '\n[quantization]\nsteps = ["ptq"]\n'
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
 def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
-    """`edgepipe build` of one zoo model for the targets whose artifacts the agreement reads."""
+    """`edgepipe build` (PTQ only) of one zoo model for the targets whose artifacts the agreement reads.
+
+    The command it runs, for one model: ``edgepipe build -c COPY/edgepipe.toml -o BUILDS/<model> --no-cache -q
+    -t mobile-npu -t edge-box-npu ...`` where COPY is the zoo folder with ``[quantization] steps = ["ptq"]``.
+    """
     builds = dict.fromkeys(BUILD_TARGET.get(t, t) for t in targets)
+    config = ptq_config(zoo / name, out.parent / "_configs")
     command = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))",
-               "build", "-c", str(zoo / name / "edgepipe.toml"), "-o", str(out), "--no-cache", "-q",
+               "build", "-c", str(config), "-o", str(out), "--no-cache", "-q",
                *[a for t in builds for a in ("-t", t)]]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent)
-    log.info("build %s: exit %d %s", name, proc.returncode, proc.stderr.strip()[-300:])
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent, env=env)
+    log.info("build %s: exit %d in %.0f s %s", name, proc.returncode, time.perf_counter() - start,
+             proc.stderr.strip()[-300:])
 
 
 def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path]) -> Row:
@@ -175,12 +206,14 @@ def main() -> None:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--reuse", action="store_true",
                         help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agreement.json",
+                        help="Where the raw rows go (and where --reuse reads them).")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
     wanted = [m for m in args.models.split(",") if m] or list(listed)
     chosen = args.targets.split(",")
-    out = ROOT / "benchmarks" / "results" / "agreement.json"
+    out = args.out
     previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
     kept = [Row(**r) for r in previous]
     done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
