@@ -45,14 +45,19 @@ ENV = ManagedEnv(
 
 
 def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
-    """One seeded uniform [0, 1) float32 .npy per graph input; ``ValueError`` for a dynamic shape."""
+    """One .npy per graph input: seeded uniform [0, 1) for a float input, zeros of the input's own type for an
+    integer or boolean one (token ids, indices: any other value may be out of range, and a float array fed to
+    an integer input makes the toolkit's quantizer fail with NaN); ``ValueError`` for a dynamic shape."""
     rng = np.random.default_rng(0)
     paths = []
     for index, tensor in enumerate(graph.graph_inputs):
         if not tensor.static or tensor.shape is None:
             raise ValueError(f"input '{tensor.name}' has dynamic shape {tensor.shape}; RKNN needs static shapes")
         path = folder / f"input_{index}.npy"
-        np.save(path, rng.random([int(d) for d in tensor.shape if d is not None], dtype=np.float32))
+        shape = [int(d) for d in tensor.shape if d is not None]
+        data = (rng.random(shape, dtype=np.float32) if tensor.dtype.startswith("float")
+                else np.zeros(shape, dtype=np.dtype(tensor.dtype)))
+        np.save(path, data)
         paths.append(str(path))
     return paths
 
@@ -144,11 +149,14 @@ class Rknn(Toolchain):
         if "error" in answer:
             return CompileResult(tool=tool, status="failed", detail=f"rknn: {last_line(str(answer['error']))}")
         steps = dict(answer.get("steps", {}))  # type: ignore[call-overload]
-        if any(code != 0 for code in steps.values()) or "build" not in steps:
+        raised = dict(answer.get("raised", {}))  # type: ignore[call-overload]
+        compile_steps = {k: v for k, v in steps.items() if k != "accuracy_analysis"}
+        if any(code != 0 for code in compile_steps.values()) or "build" not in steps:
             errors = [line for line in native.splitlines() if line.startswith("E ")]
+            message = "; ".join(f"{k}: {v}" for k, v in raised.items() if k in compile_steps) or (
+                errors[-1] if errors else last_line(native))
             return CompileResult(tool=tool, status="compile_failed",
-                                 detail=f"rknn could not compile this graph ({steps}): "
-                                        f"{errors[-1] if errors else last_line(native)}")
+                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}")
         log = rknn_layers.parse(native, str(answer.get("log", "")))
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
@@ -156,6 +164,8 @@ class Rknn(Toolchain):
             extra["fallback_warnings"] = "; ".join(dict.fromkeys(log.fallbacks))[:1000]
         if answer.get("accuracy"):
             extra.update(accuracy_figures(str(answer["accuracy"])))
+        if "accuracy_analysis" in raised:
+            extra["rknn_accuracy_error"] = str(raised["accuracy_analysis"])[:300]
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
 
 
