@@ -62,7 +62,8 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
 
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
-    failed = [[] if node.op in table.ignore else evaluate_node(node, graph, table) for node in graph.nodes]
+    failed = [[] if node.op in table.ignore or (table.fold_constants and node.attrs.get("folded"))
+              else evaluate_node(node, graph, table) for node in graph.nodes]
     if table.qdq_node_units:
         _qdq_units(graph, failed)
     verdicts: list[NodeVerdict] = []

@@ -86,7 +86,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
         if layer.op in rknn_layers.IO_LAYERS:
             continue
         found = rknn_layers.origins(layer.name, log, names)
-        if not found and layer.op != "exDataConvert":
+        if not found and layer.op != "exDataConvert" and layer.name not in log.inserted:
             unmatched[layer.name] = "cpu" if layer.target == "CPU" else "accelerator"
         for name in found:
             direct.setdefault(name, set()).add(layer.target)
@@ -160,6 +160,9 @@ class Rknn(Toolchain):
         log = rknn_layers.parse(native, str(answer.get("log", "")))
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
+        inserted_cpu = [layer.name for layer in log.layers if layer.name in log.inserted and layer.target == "CPU"]
+        if inserted_cpu:  # no model node runs there, but the hand-over to the CPU is real: reported, not counted
+            extra["inserted_cpu_layers"] = "; ".join(inserted_cpu)[:500]
         if log.fallbacks:
             extra["fallback_warnings"] = "; ".join(dict.fromkeys(log.fallbacks))[:1000]
         if answer.get("accuracy"):
