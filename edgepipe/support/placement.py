@@ -46,10 +46,21 @@ def evaluate_node(node: OpNode, graph: OpGraph, table: OpTable) -> list[FailedCo
 def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
     """Weight dequantization runs where the ops reading the weights run (ONNX Runtime's QDQ node units).
 
-    A DequantizeLinear of constant data goes to the CPU when every node reading it does. Q/DQ of
-    feature maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
+    A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
+    that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
+    observed on the QNN HTP emulator for HardSigmoid, LeakyRelu and a BatchNormalization with int32
+    parameters alike). Other Q/DQ of feature maps are ops of their own (the QNN HTP runs them standalone)
+    and keep their own verdict.
     """
-    consumers = graph.consumers()
+    consumers, producers = graph.consumers(), graph.producers()
+    for node in graph.nodes:
+        writer = graph.nodes[producers[node.inputs[0].name]] if (
+            node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
+        if writer is not None and not failed[node.index] and failed[writer.index] and writer.op not in (
+                "QuantizeLinear", "DequantizeLinear"):
+            failed[node.index] = [FailedConstraint(
+                constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
+                detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
     for node in graph.nodes:
         if failed[node.index] or node.op != "DequantizeLinear" or not (node.inputs and node.inputs[0].constant):
             continue

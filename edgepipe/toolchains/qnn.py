@@ -51,7 +51,7 @@ def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str,
     generic: dict[str, list[str]] = {}
     names = {node.name for node in graph.nodes}
     for name, op, ep in placed:
-        base = _base(name)
+        base = name if name in names else _base(name)  # a model node may itself be named NAME_token_N
         if base in names:
             eps.setdefault(base, set()).add(ep)
         else:
@@ -63,9 +63,37 @@ def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str,
         if node.name not in placement and spare:
             placement[node.name] = "accelerator" if spare.pop(0) == EP else "cpu"
             rematched += 1
+    removed = _removed_by_layout(graph, placement)
     figures = {"split_nodes": float(sum(1 for where in eps.values() if len(where) > 1)),
-               "rematched_by_op": float(rematched), "inserted_nodes": float(sum(map(len, generic.values())))}
+               "rematched_by_op": float(rematched), "inserted_nodes": float(sum(map(len, generic.values()))),
+               "removed_by_layout": float(removed)}
     return placement, figures
+
+
+#: Ops ONNX Runtime's NHWC layout transformation cancels against the transposes it inserts (with their Q/DQ).
+_LAYOUT_OPS = {"Transpose", "QuantizeLinear", "DequantizeLinear"}
+
+
+def _removed_by_layout(graph: OpGraph, placement: dict[str, Placement]) -> int:
+    """Place the model's Transpose (and Q/DQ) nodes that ONNX Runtime's layout transformation cancelled.
+
+    Such a node is absent from the session's graph: it runs nowhere. It is placed on the accelerator only when
+    every neighbour ONNX Runtime did place (producers of its inputs, readers of its outputs) runs on the HTP,
+    so no hand-over to the CPU can hide there; otherwise it stays unmatched (a disagreement).
+    """
+    producers, consumers = graph.producers(), graph.consumers()
+    missing = {n.name for n in graph.nodes if n.name not in placement and n.op in _LAYOUT_OPS}
+    placed = 0
+    for node in graph.nodes:
+        if node.name not in missing:
+            continue
+        near = [graph.nodes[producers[t.name]] for t in node.activations_in if t.name in producers]
+        near += [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]
+        seen = [placement[n.name] for n in near if n.name in placement]
+        if seen and all(where == "accelerator" for where in seen):
+            placement[node.name] = "accelerator"
+            placed += 1
+    return placed
 
 
 class QnnHtp(Toolchain):
