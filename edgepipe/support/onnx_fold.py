@@ -86,14 +86,33 @@ def _map_inputs(node: Any, names: list[str]) -> list[str]:
     return [next(it) if name else "" for name in node.input]
 
 
-def fold_constants(model: Any) -> Folded:
+def fold_constants(model: Any, rounds: int = 8) -> Folded:
     """Fold the shape computations of ``model`` (already shape-inferred); ``inference_model`` is None when
-    nothing folds."""
-    value_info = {vi.name: vi for vi in [*model.graph.value_info, *model.graph.input, *model.graph.output]}
+    nothing folds. Folding and shape inference alternate (a folded Reshape target makes the next Shape's input
+    static) until nothing more folds, at most ``rounds`` times."""
     values = _known_values(model)
     folded = Folded()
+    inferred = model
+    for _ in range(rounds):
+        if not _fold_round(model, inferred, values, folded):
+            break
+        inferred = _inference_copy(model, folded)
+        if inferred is None:
+            break
+        folded.inference_model = inferred
+    return folded
+
+
+def _fold_round(model: Any, inferred: Any, values: dict[str, np.ndarray], folded: Folded) -> bool:
+    """One pass in node order with the shapes of ``inferred``; True when a node was folded."""
+    graph = inferred.graph
+    value_info = {vi.name: vi for vi in [*graph.value_info, *graph.input, *graph.output]}
+    value_info.update({init.name: onnx.helper.make_tensor_value_info(init.name, init.data_type, init.dims)
+                       for init in graph.initializer if init.name not in value_info})
+    before = len(folded.nodes)
     for index, node in enumerate(model.graph.node):
-        if node.op_type not in FOLDABLE or node.domain not in ("", "ai.onnx") or not node.output:
+        if index in folded.nodes or node.op_type not in FOLDABLE or node.domain not in ("", "ai.onnx") \
+                or not node.output:
             continue
         if node.op_type in ("Shape", "Size"):
             shape = _static_shape(value_info, node.input[0])
@@ -112,9 +131,7 @@ def fold_constants(model: Any) -> Folded:
         folded.nodes.add(index)
         values.update(zip(node.output, outputs, strict=False))
         folded.values.update(zip(node.output, outputs, strict=False))
-    if folded.nodes:
-        folded.inference_model = _inference_copy(model, folded)
-    return folded
+    return len(folded.nodes) > before
 
 
 def _inference_copy(model: Any, folded: Folded) -> Any:
