@@ -35,10 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from edgepipe.support import check_graph, read_graph  # noqa: E402 - after the path set-up above
-from edgepipe.targets import load_profile  # noqa: E402
+from edgepipe.support import SupportReport, check_graph, read_graph  # noqa: E402 - after the path set-up above
+from edgepipe.support.graph import OpGraph  # noqa: E402
+from edgepipe.support.report import Verification  # noqa: E402
+from edgepipe.targets import TargetProfile, load_profile  # noqa: E402
+from edgepipe.toolchains.qnn import QnnHtp  # noqa: E402
 from edgepipe.toolchains.registry import toolchain_for  # noqa: E402
-from edgepipe.verify import vendor_verification  # noqa: E402
+from edgepipe.toolchains.rknn import Rknn  # noqa: E402
+from edgepipe.verify.compare import compare  # noqa: E402
 
 TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
 #: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).
@@ -128,7 +132,7 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     report = check_graph(graph, profile)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="edgepipe-agreement-") as work:
-        result = vendor_verification(report, profile, path, Path(work), graph)
+        result = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
               seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300])
     if result is not None and result.status == "ran":
@@ -139,6 +143,21 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     else:
         row.compared = report.nodes  # a failed run is a disagreement on every node, never dropped
     return row
+
+
+def placement_only(report: SupportReport, profile: TargetProfile, path: Path, work: Path,
+                   graph: OpGraph) -> Verification | None:
+    """The vendor compile `edgepipe check --verify` runs, without the extras that do not change placement
+    (RKNN's simulator accuracy analysis, QNN's HTP-vs-CPU output run): same adapter, same options."""
+    found = toolchain_for(profile)
+    if found is None:
+        return None
+    tool, options = found
+    if isinstance(tool, Rknn):
+        tool.accuracy = False
+    if isinstance(tool, QnnHtp):
+        tool.run_outputs = False
+    return compare(report, tool.compile(path, graph, options, work))
 
 
 def totals(rows: list[Row]) -> dict[str, float]:

@@ -156,7 +156,8 @@ class Rknn(Toolchain):
             message = "; ".join(f"{k}: {v}" for k, v in raised.items() if k in compile_steps) or (
                 errors[-1] if errors else last_line(native))
             return CompileResult(tool=tool, status="compile_failed",
-                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}")
+                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}"
+                                        f"{non_finite_hint(model) if 'NaN' in message else ''}")
         log = rknn_layers.parse(native, str(answer.get("log", "")))
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
@@ -170,6 +171,21 @@ class Rknn(Toolchain):
         if "accuracy_analysis" in raised:
             extra["rknn_accuracy_error"] = str(raised["accuracy_analysis"])[:300]
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
+
+
+def non_finite_hint(model: Path) -> str:
+    """A next step when the model holds float constants that are not finite (e.g. -inf as the start of a masked
+    max): rknn's quantizer computes their range as NaN and fails; '' when every constant is finite."""
+    import onnx  # heavy optional dependency (only read when a compile failed)
+    from onnx import numpy_helper
+
+    bad = [init.name for init in onnx.load(str(model)).graph.initializer
+           if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
+           and not np.all(np.isfinite(numpy_helper.to_array(init)))]
+    if not bad:
+        return ""
+    return (f". The model holds non-finite float constants ({', '.join(bad[:3])}): replace them by the dtype's "
+            "largest finite value (e.g. -3.4e38 for -inf) before compiling for RKNN")
 
 
 def accuracy_figures(text: str) -> dict[str, float | str]:
