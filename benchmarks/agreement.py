@@ -94,7 +94,9 @@ def ptq_config(source: Path, work: Path) -> Path:
     shutil.copytree(source, copy)
     config = copy / "edgepipe.toml"
     text = config.read_text(encoding="utf-8")
-    if "[quantization]" in text:
+    if 'steps = ["ptq"]' in text:
+        pass
+    elif "[quantization]" in text:
         text = text.replace("[quantization]", '[quantization]\nsteps = ["ptq"]', 1)
     else:
         text += '\n[quantization]\nsteps = ["ptq"]\n'
@@ -219,6 +221,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--builds", type=Path, required=True, help="One build folder per model: BUILDS/<model>.")
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"), help="Prepared zoo models.")
+    parser.add_argument("--heldout", type=Path, default=Path("/tmp/heldout/m"),
+                        help="Prepared non-zoo models (source = \"heldout\": `python -m tests.thirdparty.heldout "
+                             "prepare DIR --small`).")
     parser.add_argument("--build", action="store_true", help="Build models that have no build folder yet.")
     parser.add_argument("--docs", action="store_true", help="Write the tables into docs/TARGETS.md.")
     parser.add_argument("--models", default="", help="Comma-separated subset of the listed models.")
@@ -241,7 +246,7 @@ def main() -> None:
         folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
-            build(name, args.zoo, folder, targets)
+            build(name, args.heldout if listed[name].get("source") == "heldout" else args.zoo, folder, targets)
         for target in [t for t in targets if (name, t) not in done]:
             found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
             row = measure(name, listed[name]["role"], target, found)
