@@ -111,6 +111,8 @@ def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
     -t mobile-npu -t edge-box-npu ...`` where COPY is the zoo folder with ``[quantization] steps = ["ptq"]``.
     """
     builds = dict.fromkeys(BUILD_TARGET.get(t, t) for t in targets)
+    if "mobile-npu" in builds:  # the float ONNX the Rockchip profiles read is the same export in every target
+        builds.pop("edge-box-npu", None)
     config = ptq_config(zoo / name, out.parent / "_configs")
     command = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))",
                "build", "-c", str(config), "-o", str(out), "--no-cache", "-q",
