@@ -48,6 +48,9 @@ TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
 #: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).
 BUILD_TARGET = {"rk3588": "edge-box-npu", "rk3576": "edge-box-npu"}
 START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
+FIRST = ("<!-- agreement-first:start -->", "<!-- agreement-first:end -->")
+#: First recorded runs of models while they were held out (kept when a model later becomes a tuning model).
+FIRST_RUNS = ROOT / "benchmarks" / "results" / "agreement_first_run.json"
 log = logging.getLogger("agreement")
 
 
@@ -185,12 +188,20 @@ def _pct(value: float) -> str:
     return "–" if value != value else f"{100 * value:.2f} %"
 
 
-def tables(rows: list[Row], versions: dict[str, str]) -> str:
+def _commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    return proc.stdout.strip() or "unknown"
+
+
+def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] = (START, END),
+           note: str = "") -> str:
     """The Markdown that goes between the agreement markers of docs/TARGETS.md."""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [START, f"Written by `python benchmarks/agreement.py --docs` on {when}; machine: {platform.machine()}, "
-             f"{platform.system()}, Python {platform.python_version()}, shared 2-core host; one run per model and "
-             f"target (the compilers are deterministic). Tools: {', '.join(f'{k} {v}' for k, v in versions.items())}.",
+    lines = [markers[0], f"Written by `python benchmarks/agreement.py --docs` on {when} at commit {_commit()}; "
+             f"machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, shared 2-core "
+             f"host; one run per model and target (the compilers are deterministic). Tools: "
+             f"{', '.join(f'{k} {v}' for k, v in versions.items())}.{note}",
              "", "| target | role | models | compiled | compile failed | tool failed | no artifact | ops compared "
              "| agreement | CPU-op recall | CPU-op precision |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for target in TARGETS:
@@ -208,15 +219,30 @@ def tables(rows: list[Row], versions: dict[str, str]) -> str:
         detail = r.detail.replace("|", "/").replace("\n", " ")[:140]
         lines.append(f"| {r.model} | {r.role} | {r.target} | {r.status} | {r.compared} | {r.agree} | "
                      f"{r.vendor_cpu} | {r.edgepipe_cpu} | {r.both_cpu} | {detail} |")
-    return "\n".join([*lines, END])
+    return "\n".join([*lines, markers[1]])
 
 
-def write_docs(text: str, path: Path = ROOT / "docs" / "TARGETS.md") -> None:
-    """Replace the agreement section of ``path`` (between the markers) with ``text``."""
+def write_docs(text: str, markers: tuple[str, str] = (START, END), path: Path = ROOT / "docs" / "TARGETS.md") -> None:
+    """Replace the section of ``path`` between ``markers`` with ``text``."""
     doc = path.read_text(encoding="utf-8")
-    head, _, rest = doc.partition(START)
-    _, _, tail = rest.partition(END)
+    head, _, rest = doc.partition(markers[0])
+    _, _, tail = rest.partition(markers[1])
     path.write_text(head + text + tail, encoding="utf-8")
+
+
+def record_first_runs(files: list[Path]) -> list[Row]:
+    """Merge the rows of ``files`` (runs of models while still held out, before anyone looked at their
+    disagreements) into FIRST_RUNS; a (model, target) already recorded keeps its first row."""
+    kept = [Row(**r) for r in json.loads(FIRST_RUNS.read_text(encoding="utf-8"))["rows"]] if FIRST_RUNS.exists() else []
+    seen = {(r.model, r.target) for r in kept}
+    for path in files:
+        for raw in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            row = Row(**raw)
+            if (row.model, row.target) not in seen and row.role == "held_out":
+                kept.append(row)
+                seen.add((row.model, row.target))
+    FIRST_RUNS.write_text(json.dumps({"rows": [asdict(r) for r in kept]}, indent=1), encoding="utf-8")
+    return kept
 
 
 def main() -> None:
@@ -234,6 +260,8 @@ def main() -> None:
                         help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agreement.json",
                         help="Where the raw rows go (and where --reuse reads them).")
+    parser.add_argument("--first-runs", type=Path, nargs="*", default=[],
+                        help="Result files of held-out models' first runs to record in agreement_first_run.json.")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
@@ -266,6 +294,12 @@ def main() -> None:
     print(text)  # noqa: T201 - a benchmark script's report
     if args.docs:
         write_docs(text)
+        first = record_first_runs(args.first_runs)
+        if first:
+            write_docs(tables(first, versions, FIRST, " Each row is the first recorded run of a model while it "
+                              "was held out, before its disagreements were looked at (code of that moment); "
+                              "models whose rules were fixed afterwards are tuning models in the table above."),
+                       FIRST)
 
 
 if __name__ == "__main__":
