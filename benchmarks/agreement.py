@@ -81,6 +81,8 @@ def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
             found.setdefault((path.suffix[1:], precision), path)
     for path in sorted(folder.glob("*/*/model.onnx")):  # the float export is one file for every target
         found.setdefault(("onnx", "fp32"), path)
+    for path in sorted(folder.glob("*/*/model_int8.tflite")):  # Ethos-U55 and U85 share one quantization group
+        found.setdefault(("tflite", "int8"), path)
     return found
 
 
