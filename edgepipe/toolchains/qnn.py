@@ -77,21 +77,19 @@ _LAYOUT_OPS = {"Transpose", "QuantizeLinear", "DequantizeLinear"}
 def _removed_by_layout(graph: OpGraph, placement: dict[str, Placement]) -> int:
     """Place the model's Transpose (and Q/DQ) nodes that ONNX Runtime's layout transformation cancelled.
 
-    Such a node is absent from the session's graph: it runs nowhere. It is placed on the accelerator only when
-    every neighbour ONNX Runtime did place (producers of its inputs, readers of its outputs) runs on the HTP,
-    so no hand-over to the CPU can hide there; otherwise it stays unmatched (a disagreement).
+    Such a node is absent from the session's graph: it was merged into the transposes and Q/DQ around the
+    partition of the node that writes its input, so it is placed where that producer runs (producers first:
+    graph order is topological). A node without a placed producer stays unmatched (a disagreement).
     """
-    producers, consumers = graph.producers(), graph.consumers()
-    missing = {n.name for n in graph.nodes if n.name not in placement and n.op in _LAYOUT_OPS}
+    producers = graph.producers()
     placed = 0
     for node in graph.nodes:
-        if node.name not in missing:
+        if node.name in placement or node.op not in _LAYOUT_OPS:
             continue
-        near = [graph.nodes[producers[t.name]] for t in node.activations_in if t.name in producers]
-        near += [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]
-        seen = [placement[n.name] for n in near if n.name in placement]
-        if seen and all(where == "accelerator" for where in seen):
-            placement[node.name] = "accelerator"
+        writers = [graph.nodes[producers[t.name]].name for t in node.activations_in if t.name in producers]
+        where = {placement[w] for w in writers if w in placement}
+        if len(where) == 1 and len(writers) == len([w for w in writers if w in placement]):
+            placement[node.name] = where.pop()
             placed += 1
     return placed
 
