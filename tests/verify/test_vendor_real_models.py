@@ -3,7 +3,8 @@
 One model per tool, chosen for what it exercises: PaddleOCR's text-direction classifier on RKNN (a
 PaddlePaddle export whose Shape -> Cast -> Slice -> Concat -> Reshape chain the toolkit folds, and 2-D ops
 the compiler wraps in inserted 4-D reshapes), microWakeWord's shipped int8 streaming model on Vela (resource
-variables initialised by an init subgraph that CALL_ONCE runs), and a QNN compile that fails inside a build.
+variables initialised by an init subgraph that CALL_ONCE runs), and a QNN compile that fails inside a build
+(a generated net: the failure comes from the profile's options).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -22,6 +24,7 @@ from edgepipe.targets import load_profile
 from edgepipe.verify import vendor_verification
 from tests.conftest import run_cli
 from tests.thirdparty import fetch
+from tests.verify.models import conv_net_onnx
 
 EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
 PPOCR_CLS = "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
@@ -67,16 +70,22 @@ def test_vela_agrees_on_every_subgraph_of_a_real_streaming_model(tmp_path: Path,
 
 
 def test_a_graph_the_qnn_compiler_cannot_finalize_fails_the_build_with_its_message(tmp_path: Path) -> None:
-    """A profile naming a VTCM the HTP does not have: the emulator's compile fails, and the verdict says so."""
+    """A profile naming a VTCM the HTP does not have: the emulator's compile fails, and the verdict says so.
+    The ONNX build for this ONNX-only target runs no onnx2tf (no target would deploy its TFLite)."""
+    model = conv_net_onnx(tmp_path / "net.onnx", ["Relu"])
+    np.savez(tmp_path / "calib.npz", x=np.random.default_rng(0).random((8, 3, 16, 16), dtype=np.float32))
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "htp-no-vtcm.toml").write_text(
         'inherit = "mobile-npu"\ndescription = "mobile-npu with a 4 GiB VTCM"\n'
         'vendor_tool = "qnn --htp-arch 73 --soc-model 43 --vtcm-mb 4096"\n', encoding="utf-8")
-    proc = run_cli("build", "-q", "-t", "htp-no-vtcm", "--targets-dir", str(profiles), "--no-cache", "-o",
-                   str(tmp_path / "out"), cwd=tmp_path)
+    proc = run_cli("build", "-q", "-m", str(model), "--calib", str(tmp_path / "calib.npz"), "-t", "htp-no-vtcm",
+                   "--targets-dir", str(profiles), "--no-cache", "-o", str(tmp_path / "out"), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
-    report = json.loads((tmp_path / "out" / "digits_cnn" / "htp-no-vtcm" / "report.json").read_text(encoding="utf-8"))
+    report = json.loads((tmp_path / "out" / "net" / "htp-no-vtcm" / "report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "fail", report["verdict_reason"]
-    assert "the QNN HTP compiler could not compile this graph" in report["verdict_reason"]
-    assert "vendor compile: qnn --htp-arch 73 --soc-model 43 --vtcm-mb 4096" in proc.stdout + proc.stderr
+    assert "vendor compile: qnn --htp-arch 73 --soc-model 43 --vtcm-mb 4096 could not compile the graph: " \
+           "the QNN HTP compiler could not compile this graph" in report["verdict_reason"]
+    export = next(s for s in report["stages"] if s["name"] == "export")
+    assert "no target deploys TFLite" in export["detail"], export
+    assert "model.tflite" not in {a["path"] for a in report["artifacts"]}
