@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 FOLDABLE = frozenset({
     "Abs", "Add", "Cast", "Ceil", "Concat", "ConstantOfShape", "Div", "Equal", "Expand", "Flatten", "Floor",
     "Gather", "Greater", "Identity", "Less", "Max", "Min", "Mul", "Neg", "Not", "Range", "ReduceProd", "Reshape",
-    "Shape", "Size", "Slice", "Squeeze", "Sub", "Tile", "Transpose", "Unsqueeze", "Where"})
+    "Shape", "Size", "Slice", "Squeeze", "Sub", "Tile", "Transpose", "Unsqueeze", "Where", "And", "Or", "Xor",
+    "GreaterOrEqual", "LessOrEqual", "Sqrt", "Pow", "Exp", "Mod", "Sign", "Round", "ReduceSum", "ReduceMax",
+    "ReduceMin", "ReduceMean", "CumSum", "Trilu", "GatherElements", "GatherND", "Split", "IsNaN", "IsInf"})
 #: Largest input (elements, all inputs together) a node may have to be evaluated here; larger ones are left alone.
 MAX_ELEMENTS = 1 << 16
 

@@ -48,8 +48,8 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
 
     A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
     that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
-    observed on the QNN HTP emulator for HardSigmoid, LeakyRelu and a BatchNormalization with int32
-    parameters alike). Other Q/DQ of feature maps are ops of their own (the QNN HTP runs them standalone)
+    observed on the QNN HTP emulator for a BatchNormalization with int32 parameters); an op the accelerator
+    does not list at all (Erf) forms no node unit, and the Q after it runs standalone. Other Q/DQ of feature maps are ops of their own (the QNN HTP runs them standalone)
     and keep their own verdict.
     """
     consumers, producers = graph.consumers(), graph.producers()
@@ -57,7 +57,7 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
         writer = graph.nodes[producers[node.inputs[0].name]] if (
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
         if writer is not None and not failed[node.index] and failed[writer.index] and writer.op not in (
-                "QuantizeLinear", "DequantizeLinear"):
+                "QuantizeLinear", "DequantizeLinear") and any(f.constraint != NOT_LISTED for f in failed[writer.index]):
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
                 detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]

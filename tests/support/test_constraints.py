@@ -367,3 +367,21 @@ def test_in_layer_norm_pattern(tmp_path: Path) -> None:
     assert verdict("in_layer_norm_pattern", graph.nodes[5], graph, True) == (True, "inside a layer normalization")
     ok, detail = verdict("in_layer_norm_pattern", graph.nodes[7], graph, True)
     assert not ok and detail == "Sqrt 'lone_sqrt' is not the Sqrt of a decomposed layer normalization"
+
+
+def test_in_gelu_pattern(tmp_path: Path) -> None:
+    """The Erf of x / sqrt(2) -> Erf -> Add 1 -> Mul (PyTorch's exact GELU), and a lone Erf."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+             helper.make_node("Mul", ["x", "a"], ["y"], name="mul"),
+             helper.make_node("Erf", ["x"], ["y2"], name="lone_erf")]
+    consts = {"sqrt2": np.array(1.4142135, np.float32), "one": np.array(1.0, np.float32)}
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 8], FLOAT)}, {"y": ([1, 8], FLOAT), "y2": ([1, 8], FLOAT)}, consts)
+    assert verdict("in_gelu_pattern", graph.nodes[1], graph, True) == (True, "inside a GELU")
+    ok, detail = verdict("in_gelu_pattern", graph.nodes[4], graph, True)
+    assert not ok and detail == "Erf 'lone_erf' is not the Erf of a decomposed GELU"

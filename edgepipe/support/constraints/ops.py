@@ -209,3 +209,18 @@ def in_layer_norm_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdi
     if mean is not None and mean.op == "ReduceMean" and readers and all(r.op == "Div" for r in readers):
         return True, "inside a layer normalization"
     return False, f"{node.op} '{node.name}' is not the Sqrt of a decomposed layer normalization"
+
+
+@constraint
+def in_gelu_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Part of a decomposed GELU (x / sqrt(2) -> Erf -> Add 1 -> Mul), which the compiler fuses into one GELU
+    layer (rknn-toolkit2's replace_torch_gelu); alone the op runs on the CPU."""
+    if not required:
+        return True, "any context"
+    writer = _writer(node, graph)
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    after = [graph.nodes[i] for r in readers for t in r.outputs for i in graph.consumers().get(t.name, [])]
+    if writer is not None and writer.op in ("Div", "Mul") and [r.op for r in readers] == ["Add"] and \
+            after and all(a.op == "Mul" for a in after):
+        return True, "inside a GELU"
+    return False, f"{node.op} '{node.name}' is not the Erf of a decomposed GELU"
