@@ -49,8 +49,8 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
     A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
     that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
     observed on the QNN HTP emulator for a BatchNormalization with int32 parameters); an op the accelerator
-    does not list at all (Erf) forms no node unit, and the Q after it runs standalone. Other Q/DQ of feature maps are ops of their own (the QNN HTP runs them standalone)
-    and keep their own verdict.
+    does not list at all (Erf) forms no node unit, and the Q after it runs standalone. Other Q/DQ of feature
+    maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
     """
     consumers, producers = graph.consumers(), graph.producers()
     for node in graph.nodes:
