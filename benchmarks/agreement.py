@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,15 +35,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from edgepipe.support import check_graph, read_graph  # noqa: E402 - after the path set-up above
-from edgepipe.targets import load_profile  # noqa: E402
+from edgepipe.support import SupportReport, check_graph, read_graph  # noqa: E402 - after the path set-up above
+from edgepipe.support.graph import OpGraph  # noqa: E402
+from edgepipe.support.report import Verification  # noqa: E402
+from edgepipe.targets import TargetProfile, load_profile  # noqa: E402
+from edgepipe.toolchains.qnn import QnnHtp  # noqa: E402
 from edgepipe.toolchains.registry import toolchain_for  # noqa: E402
-from edgepipe.verify import vendor_verification  # noqa: E402
+from edgepipe.toolchains.rknn import Rknn  # noqa: E402
+from edgepipe.verify.compare import compare  # noqa: E402
 
 TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
 #: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).
 BUILD_TARGET = {"rk3588": "edge-box-npu", "rk3576": "edge-box-npu"}
 START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
+FIRST = ("<!-- agreement-first:start -->", "<!-- agreement-first:end -->")
+#: First recorded runs of models while they were held out (kept when a model later becomes a tuning model).
+FIRST_RUNS = ROOT / "benchmarks" / "results" / "agreement_first_run.json"
 log = logging.getLogger("agreement")
 
 
@@ -72,17 +81,52 @@ def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
             found.setdefault((path.suffix[1:], precision), path)
     for path in sorted(folder.glob("*/*/model.onnx")):  # the float export is one file for every target
         found.setdefault(("onnx", "fp32"), path)
+    for path in sorted(folder.glob("*/*/model_int8.tflite")):  # Ethos-U55 and U85 share one quantization group
+        found.setdefault(("tflite", "int8"), path)
     return found
 
 
+def ptq_config(source: Path, work: Path) -> Path:
+    """A copy of the model folder ``source`` under ``work`` whose edgepipe.toml runs only the PTQ step.
+
+    Agreement is about placement, not accuracy, so the fallback ladder's later steps (calibration search, mixed
+    precision, QAT) are skipped: they change scales, not which ops the artifact holds. The copy keeps relative
+    data paths valid; the zoo folder is never modified.
+    """
+    copy = work / source.name
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(source, copy)
+    config = copy / "edgepipe.toml"
+    text = config.read_text(encoding="utf-8")
+    if 'steps = ["ptq"]' in text:
+        pass
+    elif "[quantization]" in text:
+        text = text.replace("[quantization]", '[quantization]\nsteps = ["ptq"]', 1)
+    else:
+        text += '\n[quantization]\nsteps = ["ptq"]\n'
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
 def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
-    """`edgepipe build` of one zoo model for the targets whose artifacts the agreement reads."""
+    """`edgepipe build` (PTQ only) of one zoo model for the targets whose artifacts the agreement reads.
+
+    The command it runs, for one model: ``edgepipe build -c COPY/edgepipe.toml -o BUILDS/<model> --no-cache -q
+    -t mobile-npu -t edge-box-npu ...`` where COPY is the zoo folder with ``[quantization] steps = ["ptq"]``.
+    """
     builds = dict.fromkeys(BUILD_TARGET.get(t, t) for t in targets)
+    if "mobile-npu" in builds:  # the float ONNX the Rockchip profiles read is the same export in every target
+        builds.pop("edge-box-npu", None)
+    config = ptq_config(zoo / name, out.parent / "_configs")
     command = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))",
-               "build", "-c", str(zoo / name / "edgepipe.toml"), "-o", str(out), "--no-cache", "-q",
+               "build", "-c", str(config), "-o", str(out), "--no-cache", "-q",
                *[a for t in builds for a in ("-t", t)]]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent)
-    log.info("build %s: exit %d %s", name, proc.returncode, proc.stderr.strip()[-300:])
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent, env=env)
+    log.info("build %s: exit %d in %.0f s %s", name, proc.returncode, time.perf_counter() - start,
+             proc.stderr.strip()[-300:])
 
 
 def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path]) -> Row:
@@ -97,7 +141,7 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     report = check_graph(graph, profile)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="edgepipe-agreement-") as work:
-        result = vendor_verification(report, profile, path, Path(work), graph)
+        result = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
               seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300])
     if result is not None and result.status == "ran":
@@ -108,6 +152,21 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     else:
         row.compared = report.nodes  # a failed run is a disagreement on every node, never dropped
     return row
+
+
+def placement_only(report: SupportReport, profile: TargetProfile, path: Path, work: Path,
+                   graph: OpGraph) -> Verification | None:
+    """The vendor compile `edgepipe check --verify` runs, without the extras that do not change placement
+    (RKNN's simulator accuracy analysis, QNN's HTP-vs-CPU output run): same adapter, same options."""
+    found = toolchain_for(profile)
+    if found is None:
+        return None
+    tool, options = found
+    if isinstance(tool, Rknn):
+        tool.accuracy = False
+    if isinstance(tool, QnnHtp):
+        tool.run_outputs = False
+    return compare(report, tool.compile(path, graph, options, work))
 
 
 def totals(rows: list[Row]) -> dict[str, float]:
@@ -131,12 +190,20 @@ def _pct(value: float) -> str:
     return "–" if value != value else f"{100 * value:.2f} %"
 
 
-def tables(rows: list[Row], versions: dict[str, str]) -> str:
+def _commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    return proc.stdout.strip() or "unknown"
+
+
+def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] = (START, END),
+           note: str = "") -> str:
     """The Markdown that goes between the agreement markers of docs/TARGETS.md."""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [START, f"Written by `python benchmarks/agreement.py --docs` on {when}; machine: {platform.machine()}, "
-             f"{platform.system()}, Python {platform.python_version()}, shared 2-core host; one run per model and "
-             f"target (the compilers are deterministic). Tools: {', '.join(f'{k} {v}' for k, v in versions.items())}.",
+    lines = [markers[0], f"Written by `python benchmarks/agreement.py --docs` on {when} at commit {_commit()}; "
+             f"machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, shared 2-core "
+             f"host; one run per model and target (the compilers are deterministic). Tools: "
+             f"{', '.join(f'{k} {v}' for k, v in versions.items())}.{note}",
              "", "| target | role | models | compiled | compile failed | tool failed | no artifact | ops compared "
              "| agreement | CPU-op recall | CPU-op precision |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for target in TARGETS:
@@ -154,33 +221,55 @@ def tables(rows: list[Row], versions: dict[str, str]) -> str:
         detail = r.detail.replace("|", "/").replace("\n", " ")[:140]
         lines.append(f"| {r.model} | {r.role} | {r.target} | {r.status} | {r.compared} | {r.agree} | "
                      f"{r.vendor_cpu} | {r.edgepipe_cpu} | {r.both_cpu} | {detail} |")
-    return "\n".join([*lines, END])
+    return "\n".join([*lines, markers[1]])
 
 
-def write_docs(text: str, path: Path = ROOT / "docs" / "TARGETS.md") -> None:
-    """Replace the agreement section of ``path`` (between the markers) with ``text``."""
+def write_docs(text: str, markers: tuple[str, str] = (START, END), path: Path = ROOT / "docs" / "TARGETS.md") -> None:
+    """Replace the section of ``path`` between ``markers`` with ``text``."""
     doc = path.read_text(encoding="utf-8")
-    head, _, rest = doc.partition(START)
-    _, _, tail = rest.partition(END)
+    head, _, rest = doc.partition(markers[0])
+    _, _, tail = rest.partition(markers[1])
     path.write_text(head + text + tail, encoding="utf-8")
+
+
+def record_first_runs(files: list[Path]) -> list[Row]:
+    """Merge the rows of ``files`` (runs of models while still held out, before anyone looked at their
+    disagreements) into FIRST_RUNS; a (model, target) already recorded keeps its first row."""
+    kept = [Row(**r) for r in json.loads(FIRST_RUNS.read_text(encoding="utf-8"))["rows"]] if FIRST_RUNS.exists() else []
+    seen = {(r.model, r.target) for r in kept}
+    for path in files:
+        for raw in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            row = Row(**raw)
+            if (row.model, row.target) not in seen and row.role == "held_out":
+                kept.append(row)
+                seen.add((row.model, row.target))
+    FIRST_RUNS.write_text(json.dumps({"rows": [asdict(r) for r in kept]}, indent=1), encoding="utf-8")
+    return kept
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--builds", type=Path, required=True, help="One build folder per model: BUILDS/<model>.")
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"), help="Prepared zoo models.")
+    parser.add_argument("--heldout", type=Path, default=Path("/tmp/heldout/m"),
+                        help="Prepared non-zoo models (source = \"heldout\": `python -m tests.thirdparty.heldout "
+                             "prepare DIR --small`).")
     parser.add_argument("--build", action="store_true", help="Build models that have no build folder yet.")
     parser.add_argument("--docs", action="store_true", help="Write the tables into docs/TARGETS.md.")
     parser.add_argument("--models", default="", help="Comma-separated subset of the listed models.")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--reuse", action="store_true",
                         help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agreement.json",
+                        help="Where the raw rows go (and where --reuse reads them).")
+    parser.add_argument("--first-runs", type=Path, nargs="*", default=[],
+                        help="Result files of held-out models' first runs to record in agreement_first_run.json.")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
     wanted = [m for m in args.models.split(",") if m] or list(listed)
     chosen = args.targets.split(",")
-    out = ROOT / "benchmarks" / "results" / "agreement.json"
+    out = args.out
     previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
     kept = [Row(**r) for r in previous]
     done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
@@ -189,7 +278,7 @@ def main() -> None:
         folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
-            build(name, args.zoo, folder, targets)
+            build(name, args.heldout if listed[name].get("source") == "heldout" else args.zoo, folder, targets)
         for target in [t for t in targets if (name, t) not in done]:
             found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
             row = measure(name, listed[name]["role"], target, found)
@@ -207,6 +296,12 @@ def main() -> None:
     print(text)  # noqa: T201 - a benchmark script's report
     if args.docs:
         write_docs(text)
+        first = record_first_runs(args.first_runs)
+        if first:
+            write_docs(tables(first, versions, FIRST, " Each row is the first recorded run of a model while it "
+                              "was held out, before its disagreements were looked at (code of that moment); "
+                              "models whose rules were fixed afterwards are tuning models in the table above."),
+                       FIRST)
 
 
 if __name__ == "__main__":

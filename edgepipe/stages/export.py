@@ -101,6 +101,10 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     if inputs.calibration is None:
         stages.skip("export", "input is ONNX; onnx2tf needs calibration data for TFLite (give --calib)")
         return artifacts
+    if inputs.targets and not any("tflite" in target.deploy_formats for target in inputs.targets):
+        # onnx2tf takes minutes on a real model; no target here would deploy or check its output
+        stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
+        return artifacts
     from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite
 
     names = [spec.name for spec in inputs.model.signature.inputs]

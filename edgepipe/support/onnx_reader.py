@@ -7,6 +7,7 @@ from typing import Any
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
+from edgepipe.support.onnx_fold import fold_constants
 
 _CONST_OPS = {"Constant", "ConstantOfShape"}
 _SPATIAL = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "ConvInteger", "QLinearConv"}
@@ -101,8 +102,12 @@ def read_onnx(path: Path) -> OpGraph:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is best effort: unknown shapes stay unknown
         pass
+    folded = fold_constants(model)
     infos = _value_infos(model)
-    constants = {init.name for init in model.graph.initializer}
+    if folded.inference_model is not None:  # shapes the folded shape computations make known
+        infos.update({name: info for name, info in _value_infos(folded.inference_model).items()
+                      if info[1] is not None and None not in info[1] and infos.get(name, ("", None))[1] != info[1]})
+    constants = {init.name for init in model.graph.initializer} | set(folded.values)
     nodes: list[OpNode] = []
     for index, node in enumerate(model.graph.node):
         if node.op_type in _CONST_OPS or (node.op_type == "DequantizeLinear" and node.input[0] in constants):
@@ -115,6 +120,8 @@ def read_onnx(path: Path) -> OpGraph:
         inputs = tuple(tensor(n) for n in node.input if n)
         outputs = tuple(tensor(n) for n in node.output if n)
         attrs = _normalise(node.op_type, _attrs(node), inputs)
+        if index in folded.nodes:
+            attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
         nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,
                             inputs=inputs, outputs=outputs, attrs=attrs,
                             macs=_macs(node.op_type, attrs, inputs, outputs), layout="nchw"))

@@ -46,10 +46,21 @@ def evaluate_node(node: OpNode, graph: OpGraph, table: OpTable) -> list[FailedCo
 def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
     """Weight dequantization runs where the ops reading the weights run (ONNX Runtime's QDQ node units).
 
-    A DequantizeLinear of constant data goes to the CPU when every node reading it does. Q/DQ of
-    feature maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
+    A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
+    that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
+    observed on the QNN HTP emulator for a BatchNormalization with int32 parameters); an op the accelerator
+    does not list at all (Erf) forms no node unit, and the Q after it runs standalone. Other Q/DQ of feature
+    maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
     """
-    consumers = graph.consumers()
+    consumers, producers = graph.consumers(), graph.producers()
+    for node in graph.nodes:
+        writer = graph.nodes[producers[node.inputs[0].name]] if (
+            node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
+        if writer is not None and not failed[node.index] and failed[writer.index] and writer.op not in (
+                "QuantizeLinear", "DequantizeLinear") and any(f.constraint != NOT_LISTED for f in failed[writer.index]):
+            failed[node.index] = [FailedConstraint(
+                constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
+                detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
     for node in graph.nodes:
         if failed[node.index] or node.op != "DequantizeLinear" or not (node.inputs and node.inputs[0].constant):
             continue
@@ -62,7 +73,8 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
 
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
-    failed = [[] if node.op in table.ignore else evaluate_node(node, graph, table) for node in graph.nodes]
+    failed = [[] if node.op in table.ignore or (table.fold_constants and node.attrs.get("folded"))
+              else evaluate_node(node, graph, table) for node in graph.nodes]
     if table.qdq_node_units:
         _qdq_units(graph, failed)
     verdicts: list[NodeVerdict] = []

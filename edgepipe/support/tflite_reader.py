@@ -1,4 +1,4 @@
-"""Read a TFLite flatbuffer into the common :class:`~edgepipe.support.graph.OpGraph` (primary subgraph).
+"""Read a TFLite flatbuffer into the common :class:`~edgepipe.support.graph.OpGraph` (every subgraph).
 
 Uses the flatbuffer schema bindings shipped with LiteRT, reading fields lazily
 so weights are never copied: a model of a few hundred operators reads in milliseconds.
@@ -118,17 +118,15 @@ def _macs(op: str, inputs: tuple[TensorInfo, ...], outputs: tuple[TensorInfo, ..
     return 0
 
 
-def read_tflite(path: Path) -> OpGraph:
-    """The operators of the primary subgraph of the TFLite model at ``path``."""
-    schema = _schema()
-    data = Path(path).read_bytes()
-    try:
-        model = schema.Model.GetRootAs(data, 0)
-        subgraph = model.Subgraphs(0)
-        names = _op_names(schema)
-        codes = [model.OperatorCodes(i) for i in range(model.OperatorCodesLength())]
-    except Exception as exc:  # noqa: BLE001 - a corrupt flatbuffer raises anything from struct to IndexError
-        raise ModelLoadError(f"not a readable TFLite model ({exc})", path=path, fix="Convert it again") from None
+def _subgraph_nodes(schema: Any, model: Any, number: int, offset: int) -> tuple[list[OpNode], Any, Any]:
+    """The operators of subgraph ``number`` as nodes ``offset``, ``offset + 1``, ... and the tensor reader.
+
+    Nodes of a subgraph other than the primary one carry ``attrs["subgraph"]`` and their index inside it
+    (``attrs["subgraph_op"]``), which is how Vela names an op without outputs (``placeholder-for-N-OFM``).
+    """
+    subgraph = model.Subgraphs(number)
+    names = _op_names(schema)
+    codes = [model.OperatorCodes(i) for i in range(model.OperatorCodesLength())]
     tensors: dict[int, TensorInfo] = {}
 
     def tensor(i: int) -> TensorInfo:
@@ -137,8 +135,9 @@ def read_tflite(path: Path) -> OpGraph:
         return tensors[i]
 
     nodes: list[OpNode] = []
-    for index in range(subgraph.OperatorsLength()):
-        operator = subgraph.Operators(index)
+    for local in range(subgraph.OperatorsLength()):
+        index = offset + local
+        operator = subgraph.Operators(local)
         code = codes[operator.OpcodeIndex()]
         builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
         op = names.get(builtin, f"BUILTIN_{builtin}")
@@ -149,6 +148,8 @@ def read_tflite(path: Path) -> OpGraph:
         inputs = tuple(tensor(i) for i in in_idx if i >= 0)
         outputs = tuple(tensor(i) for i in out_idx if i >= 0)
         attrs = _options(schema, op, operator)
+        if number:
+            attrs.update(subgraph=number, subgraph_op=local)
         if op in _PARAM_OPS and len(in_idx) > 1 and in_idx[1] >= 0:
             attrs[_PARAM_OPS[op]] = _const_values(model, subgraph, in_idx[1])
         if op in ("CONV_2D", "DEPTHWISE_CONV_2D") and len(inputs) > 1 and inputs[1].shape:
@@ -156,6 +157,26 @@ def read_tflite(path: Path) -> OpGraph:
             attrs["depthwise"] = op == "DEPTHWISE_CONV_2D"
         nodes.append(OpNode(index=index, name=outputs[0].name if outputs else f"{op}_{index}", op=op,
                             inputs=inputs, outputs=outputs, attrs=attrs, macs=_macs(op, inputs, outputs)))
+    return nodes, subgraph, tensor
+
+
+def read_tflite(path: Path) -> OpGraph:
+    """The operators of every subgraph of the TFLite model at ``path``, the primary subgraph's first.
+
+    Vela compiles (or leaves on the CPU) the ops of every subgraph, e.g. the init subgraph a CALL_ONCE runs to
+    initialise resource variables, so the check places them too. Graph inputs and outputs are the primary
+    subgraph's.
+    """
+    schema = _schema()
+    data = Path(path).read_bytes()
+    try:
+        model = schema.Model.GetRootAs(data, 0)
+        count = model.SubgraphsLength()
+        nodes, subgraph, tensor = _subgraph_nodes(schema, model, 0, 0)
+    except Exception as exc:  # noqa: BLE001 - a corrupt flatbuffer raises anything from struct to IndexError
+        raise ModelLoadError(f"not a readable TFLite model ({exc})", path=path, fix="Convert it again") from None
+    for number in range(1, count):
+        nodes += _subgraph_nodes(schema, model, number, len(nodes))[0]
     graph_inputs = tuple(tensor(int(i)) for i in subgraph.InputsAsNumpy())
     graph_outputs = tuple(tensor(int(i)) for i in subgraph.OutputsAsNumpy())
     return OpGraph("tflite", str(path), tuple(nodes), graph_inputs, graph_outputs)

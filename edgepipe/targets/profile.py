@@ -55,6 +55,9 @@ class OpTable(_Strict):
                               description="Ops that vanish in the vendor compiler (folded, fused); not counted.")
     qdq_node_units: bool = Field(False, description="Weight DequantizeLinear nodes follow the ops reading them "
                                                     "(ONNX Runtime EPs place QDQ node units together).")
+    fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
+                                                    "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
+                                                    "they run nowhere, so they are never CPU ops.")
 
     @field_validator("generic")
     @classmethod

@@ -51,7 +51,7 @@ def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str,
     generic: dict[str, list[str]] = {}
     names = {node.name for node in graph.nodes}
     for name, op, ep in placed:
-        base = _base(name)
+        base = name if name in names else _base(name)  # a model node may itself be named NAME_token_N
         if base in names:
             eps.setdefault(base, set()).add(ep)
         else:
@@ -63,9 +63,35 @@ def vendor_placement(graph: OpGraph, placed: list[list[str]]) -> tuple[dict[str,
         if node.name not in placement and spare:
             placement[node.name] = "accelerator" if spare.pop(0) == EP else "cpu"
             rematched += 1
+    removed = _removed_by_layout(graph, placement)
     figures = {"split_nodes": float(sum(1 for where in eps.values() if len(where) > 1)),
-               "rematched_by_op": float(rematched), "inserted_nodes": float(sum(map(len, generic.values())))}
+               "rematched_by_op": float(rematched), "inserted_nodes": float(sum(map(len, generic.values()))),
+               "removed_by_layout": float(removed)}
     return placement, figures
+
+
+#: Ops ONNX Runtime's NHWC layout transformation cancels against the transposes it inserts (with their Q/DQ).
+_LAYOUT_OPS = {"Transpose", "QuantizeLinear", "DequantizeLinear"}
+
+
+def _removed_by_layout(graph: OpGraph, placement: dict[str, Placement]) -> int:
+    """Place the model's Transpose (and Q/DQ) nodes that ONNX Runtime's layout transformation cancelled.
+
+    Such a node is absent from the session's graph: it was merged into the transposes and Q/DQ around the
+    partition of the node that writes its input, so it is placed where that producer runs (producers first:
+    graph order is topological). A node without a placed producer stays unmatched (a disagreement).
+    """
+    producers = graph.producers()
+    placed = 0
+    for node in graph.nodes:
+        if node.name in placement or node.op not in _LAYOUT_OPS:
+            continue
+        writers = [graph.nodes[producers[t.name]].name for t in node.activations_in if t.name in producers]
+        where = {placement[w] for w in writers if w in placement}
+        if len(where) == 1 and len(writers) == len([w for w in writers if w in placement]):
+            placement[node.name] = where.pop()
+            placed += 1
+    return placed
 
 
 class QnnHtp(Toolchain):

@@ -45,14 +45,19 @@ ENV = ManagedEnv(
 
 
 def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
-    """One seeded uniform [0, 1) float32 .npy per graph input; ``ValueError`` for a dynamic shape."""
+    """One .npy per graph input: seeded uniform [0, 1) for a float input, zeros of the input's own type for an
+    integer or boolean one (token ids, indices: any other value may be out of range, and a float array fed to
+    an integer input makes the toolkit's quantizer fail with NaN); ``ValueError`` for a dynamic shape."""
     rng = np.random.default_rng(0)
     paths = []
     for index, tensor in enumerate(graph.graph_inputs):
         if not tensor.static or tensor.shape is None:
             raise ValueError(f"input '{tensor.name}' has dynamic shape {tensor.shape}; RKNN needs static shapes")
         path = folder / f"input_{index}.npy"
-        np.save(path, rng.random([int(d) for d in tensor.shape if d is not None], dtype=np.float32))
+        shape = [int(d) for d in tensor.shape if d is not None]
+        data = (rng.random(shape, dtype=np.float32) if tensor.dtype.startswith("float")
+                else np.zeros(shape, dtype=np.dtype(tensor.dtype)))
+        np.save(path, data)
         paths.append(str(path))
     return paths
 
@@ -81,7 +86,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
         if layer.op in rknn_layers.IO_LAYERS:
             continue
         found = rknn_layers.origins(layer.name, log, names)
-        if not found and layer.op != "exDataConvert":
+        if not found and layer.op != "exDataConvert" and layer.name not in log.inserted:
             unmatched[layer.name] = "cpu" if layer.target == "CPU" else "accelerator"
         for name in found:
             direct.setdefault(name, set()).add(layer.target)
@@ -144,19 +149,43 @@ class Rknn(Toolchain):
         if "error" in answer:
             return CompileResult(tool=tool, status="failed", detail=f"rknn: {last_line(str(answer['error']))}")
         steps = dict(answer.get("steps", {}))  # type: ignore[call-overload]
-        if any(code != 0 for code in steps.values()) or "build" not in steps:
+        raised = dict(answer.get("raised", {}))  # type: ignore[call-overload]
+        compile_steps = {k: v for k, v in steps.items() if k != "accuracy_analysis"}
+        if any(code != 0 for code in compile_steps.values()) or "build" not in steps:
             errors = [line for line in native.splitlines() if line.startswith("E ")]
+            message = "; ".join(f"{k}: {v}" for k, v in raised.items() if k in compile_steps) or (
+                errors[-1] if errors else last_line(native))
             return CompileResult(tool=tool, status="compile_failed",
-                                 detail=f"rknn could not compile this graph ({steps}): "
-                                        f"{errors[-1] if errors else last_line(native)}")
+                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}"
+                                        f"{non_finite_hint(model) if 'NaN' in message else ''}")
         log = rknn_layers.parse(native, str(answer.get("log", "")))
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
+        inserted_cpu = [layer.name for layer in log.layers if layer.name in log.inserted and layer.target == "CPU"]
+        if inserted_cpu:  # no model node runs there, but the hand-over to the CPU is real: reported, not counted
+            extra["inserted_cpu_layers"] = "; ".join(inserted_cpu)[:500]
         if log.fallbacks:
             extra["fallback_warnings"] = "; ".join(dict.fromkeys(log.fallbacks))[:1000]
         if answer.get("accuracy"):
             extra.update(accuracy_figures(str(answer["accuracy"])))
+        if "accuracy_analysis" in raised:
+            extra["rknn_accuracy_error"] = str(raised["accuracy_analysis"])[:300]
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
+
+
+def non_finite_hint(model: Path) -> str:
+    """A next step when the model holds float constants that are not finite (e.g. -inf as the start of a masked
+    max): rknn's quantizer computes their range as NaN and fails; '' when every constant is finite."""
+    import onnx  # heavy optional dependency (only read when a compile failed)
+    from onnx import numpy_helper
+
+    bad = [init.name for init in onnx.load(str(model)).graph.initializer
+           if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
+           and not np.all(np.isfinite(numpy_helper.to_array(init)))]
+    if not bad:
+        return ""
+    return (f". The model holds non-finite float constants ({', '.join(bad[:3])}): replace them by the dtype's "
+            "largest finite value (e.g. -3.4e38 for -inf) before compiling for RKNN")
 
 
 def accuracy_figures(text: str) -> dict[str, float | str]:

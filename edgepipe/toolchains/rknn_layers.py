@@ -4,7 +4,9 @@ With ``RKNN_LOG_LEVEL=4`` the compiler prints a "Network Layer Information Table
 ... FullName``), one row per layer it emits, ``Target`` NPU or CPU, ``FullName`` ``OpType:node name``. The
 Python front end logs its graph rewrites first (``fuse_ops results:``: ``NAME: remove node = [...], add node =
 [...]``) and the constants it folds (``fold_constant remove nodes = [...]``), which trace a layer back to the
-nodes of the model it came from.
+nodes of the model it came from. A node named among both the removed and the added nodes of a rewrite (a swap,
+a fusion into it) stays itself; a rewrite that removes nothing inserts layers that come from no model node
+(``inserted``: e.g. the reshape to 4-D and back around a 2-D op).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class CompilerLog:
     layers: list[Layer] = field(default_factory=list)
     origin: dict[str, list[str]] = field(default_factory=dict)
     folded: set[str] = field(default_factory=set)
+    inserted: set[str] = field(default_factory=set)
     fallbacks: list[str] = field(default_factory=list)
 
 
@@ -57,8 +60,11 @@ def parse(native: str, python_log: str) -> CompilerLog:
         if rewrite:
             removed = ast.literal_eval(rewrite.group(2))
             added = ast.literal_eval(rewrite.group(3)) if rewrite.group(3) else []
+            if not removed:  # a layer the compiler adds from nothing (a 4-D reshape around an op): no model node
+                log.inserted.update(added)
             for new in added:
-                log.origin.setdefault(new, []).extend(r for r in removed if r != new)
+                if new not in removed:  # a node that survives a rewrite (swap, fusion into it) stays itself
+                    log.origin.setdefault(new, []).extend(removed)
         folded = _FOLDED.match(line.strip())
         if folded:
             log.folded.update(ast.literal_eval(folded.group(1)))

@@ -30,6 +30,21 @@ def _read_text(path):
         return handle.read()
 
 
+def _step(answer, name, call):
+    """One toolkit call: its return code, or -1 with the exception's last line when the toolkit raised on this
+    graph (its quantizer and compiler raise, e.g. ``ValueError: cannot convert float NaN to integer``,
+    rather than return an error code)."""
+    try:
+        answer["steps"][name] = call()
+    except Exception as exc:  # noqa: BLE001 - the vendor compiler raising on this graph is its answer
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        last = lines[-1] if lines else ""
+        answer["steps"][name] = -1
+        answer.setdefault("raised", {})[name] = last if last.startswith(type(exc).__name__) else \
+            f"{type(exc).__name__}: {last}"
+    return answer["steps"][name]
+
+
 def run(request):
     """Load, quantize and build for ``target_platform``; optionally the accuracy analysis on the simulator."""
     from rknn.api import RKNN  # the vendor tool: present only in this environment
@@ -39,16 +54,16 @@ def run(request):
     log_path = os.path.join(workdir, "rknn_build.log")
     rknn = RKNN(verbose=True, verbose_file=log_path)
     try:
-        answer["steps"]["config"] = rknn.config(target_platform=request["target_platform"])
-        ret = rknn.load_onnx(model=request["model"])
-        answer["steps"]["load_onnx"] = ret
+        ret = _step(answer, "config", lambda: rknn.config(target_platform=request["target_platform"]))
         if ret == 0:
-            ret = rknn.build(do_quantization=True, dataset=_write_dataset(workdir, request["inputs"]))
-            answer["steps"]["build"] = ret
+            ret = _step(answer, "load_onnx", lambda: rknn.load_onnx(model=request["model"]))
+        if ret == 0:
+            dataset = _write_dataset(workdir, request["inputs"])
+            ret = _step(answer, "build", lambda: rknn.build(do_quantization=True, dataset=dataset))
         if ret == 0 and request.get("accuracy"):
             snapshot = os.path.join(workdir, "snapshot")
-            answer["steps"]["accuracy_analysis"] = rknn.accuracy_analysis(inputs=request["inputs"],
-                                                                          output_dir=snapshot)
+            _step(answer, "accuracy_analysis", lambda: rknn.accuracy_analysis(inputs=request["inputs"],
+                                                                              output_dir=snapshot))
             answer["accuracy"] = _read_text(os.path.join(snapshot, "error_analysis.txt"))
     finally:
         rknn.release()

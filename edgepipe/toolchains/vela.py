@@ -31,15 +31,19 @@ _PLACEHOLDER = re.compile(r"^placeholder-for-(\d+)-OFM$")
 
 
 def graph_names(cpu: dict[str, str], graph: OpGraph) -> dict[str, str]:
-    """Vela's names translated to edgepipe's: ``placeholder-for-N-OFM`` is op N when that op has no outputs
-    (edgepipe names it ``OP_N``); other names are output tensors, as edgepipe names TFLite nodes."""
+    """Vela's names translated to edgepipe's: ``placeholder-for-N-OFM`` is the op without outputs at index N of
+    its subgraph (edgepipe names it ``OP_i``), of the op type Vela's warning names where it names one (it says
+    ``None`` for CALL_ONCE); other names are output tensors, as edgepipe names TFLite nodes."""
     named: dict[str, str] = {}
     for name, reason in cpu.items():
         found = _PLACEHOLDER.match(name)
         index = int(found.group(1)) if found else -1
-        if 0 <= index < len(graph.nodes) and not graph.nodes[index].outputs:
-            name = graph.nodes[index].name
-        named[name] = reason
+        matches = [n for n in graph.nodes if not n.outputs and n.attrs.get("subgraph_op", n.index) == index]
+        typed = [n for n in matches if n.op == reason.split(":", 1)[0]] or matches
+        for node in typed:
+            named[node.name] = reason
+        if not typed:
+            named[name] = reason
     return named
 
 

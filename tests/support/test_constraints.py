@@ -338,3 +338,50 @@ def test_not_written_by(tmp_path: Path) -> None:
     ok, detail = verdict("not_written_by", after, graph, ["HardSigmoid"])
     assert not ok and detail == "QuantizeLinear quantizes the output of HardSigmoid 'hsig', which runs on the CPU"
     assert verdict("not_written_by", after_relu, graph, ["HardSigmoid"])[0]
+
+
+def test_max_squeezed_rank(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 2, 4, 8, 8]], [1, 2, 4, 8, 8])
+    assert verdict("max_squeezed_rank", node, graph, 4) == (True, "4 dimensions larger than 1")
+    node, graph = single(tmp_path, "Relu", [[2, 2, 4, 8, 8]], [2, 2, 4, 8, 8])
+    assert verdict("max_squeezed_rank", node, graph, 4) == (False, "Relu has 5 dimensions larger than 1 > 4")
+
+
+def test_in_layer_norm_pattern(tmp_path: Path) -> None:
+    """The Sqrt of ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div, and a lone Sqrt."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[-1]),
+             helper.make_node("Sub", ["x", "m"], ["d"], name="sub"),
+             helper.make_node("Pow", ["d", "two"], ["p"], name="pow"),
+             helper.make_node("ReduceMean", ["p"], ["v"], name="var", axes=[-1]),
+             helper.make_node("Add", ["v", "eps"], ["ve"], name="add_eps"),
+             helper.make_node("Sqrt", ["ve"], ["s"], name="sqrt"),
+             helper.make_node("Div", ["d", "s"], ["y"], name="div"),
+             helper.make_node("Sqrt", ["x"], ["y2"], name="lone_sqrt")]
+    consts = {"two": np.array(2.0, np.float32), "eps": np.array(1e-5, np.float32)}
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 8, 16], FLOAT)}, {"y": ([1, 8, 16], FLOAT),
+                                                                    "y2": ([1, 8, 16], FLOAT)}, consts)
+    assert verdict("in_layer_norm_pattern", graph.nodes[5], graph, True) == (True, "inside a layer normalization")
+    ok, detail = verdict("in_layer_norm_pattern", graph.nodes[7], graph, True)
+    assert not ok and detail == "Sqrt 'lone_sqrt' is not the Sqrt of a decomposed layer normalization"
+
+
+def test_in_gelu_pattern(tmp_path: Path) -> None:
+    """The Erf of x / sqrt(2) -> Erf -> Add 1 -> Mul (PyTorch's exact GELU), and a lone Erf."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+             helper.make_node("Mul", ["x", "a"], ["y"], name="mul"),
+             helper.make_node("Erf", ["x"], ["y2"], name="lone_erf")]
+    consts = {"sqrt2": np.array(1.4142135, np.float32), "one": np.array(1.0, np.float32)}
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 8], FLOAT)}, {"y": ([1, 8], FLOAT), "y2": ([1, 8], FLOAT)}, consts)
+    assert verdict("in_gelu_pattern", graph.nodes[1], graph, True) == (True, "inside a GELU")
+    ok, detail = verdict("in_gelu_pattern", graph.nodes[4], graph, True)
+    assert not ok and detail == "Erf 'lone_erf' is not the Erf of a decomposed GELU"

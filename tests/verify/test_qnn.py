@@ -77,3 +77,28 @@ def test_a_graph_the_htp_cannot_compile_is_a_compile_failure(tmp_path: Path) -> 
     assert result.status == "compile_failed", result
     assert result.detail.startswith("the QNN HTP compiler could not compile this graph:")
     assert "EP_FAIL" in result.detail
+
+
+def test_matching_by_exact_name_and_layout_cancelled_nodes(tmp_path: Path) -> None:
+    """A model node named like ORT's renames (``_token_N``) matches itself; a Transpose and the Q after it that
+    ORT's layout transformation cancelled are placed where the node writing their input runs."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from edgepipe.toolchains.qnn import EP, vendor_placement
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"], name="dq"),
+             helper.make_node("Relu", ["f"], ["r"], name="relu_token_7"),
+             helper.make_node("Transpose", ["r"], ["t"], name="transpose", perm=[0, 2, 1]),
+             helper.make_node("QuantizeLinear", ["t", "s", "z"], ["tq"], name="q_after"),
+             helper.make_node("DequantizeLinear", ["tq", "s", "z"], ["y"], name="dq_out")]
+    consts = {"s": np.array(0.1, np.float32), "z": np.array(0, np.int8)}
+    graph = onnx_graph(tmp_path, nodes, {"q": ([1, 4, 8], TensorProto.INT8)}, {"y": ([1, 8, 4], TensorProto.FLOAT)},
+                       consts)
+    placed = [["dq", "DequantizeLinear", EP], ["relu_token_7", "Relu", EP],
+              ["dq_out", "DequantizeLinear", "CPUExecutionProvider"]]
+    placement, figures = vendor_placement(graph, placed)
+    assert placement == {"dq": "accelerator", "relu_token_7": "accelerator", "transpose": "accelerator",
+                         "q_after": "accelerator", "dq_out": "cpu"}
+    assert figures["removed_by_layout"] == 2 and figures["inserted_nodes"] == 0

@@ -186,3 +186,41 @@ def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
             writer = graph.nodes[producers[tensor.name]]
             return False, f"{node.op} quantizes the output of {writer.op} '{writer.name}', which runs on the CPU"
     return True, "written by an accelerator op"
+
+
+def _writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:
+    """The node writing input ``position`` of ``node`` (None for a constant or graph input)."""
+    producers = graph.producers()
+    if len(node.inputs) <= position or node.inputs[position].name not in producers:
+        return None
+    return graph.nodes[producers[node.inputs[position].name]]
+
+
+@constraint
+def in_layer_norm_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Part of a decomposed layer normalization (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div),
+    which the compiler fuses into one normalization layer (rknn-toolkit2's replace_torch_layernorm); alone the
+    op runs on the CPU."""
+    if not required:
+        return True, "any context"
+    add = _writer(node, graph)
+    mean = _writer(add, graph) if add is not None and add.op == "Add" else None
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    if mean is not None and mean.op == "ReduceMean" and readers and all(r.op == "Div" for r in readers):
+        return True, "inside a layer normalization"
+    return False, f"{node.op} '{node.name}' is not the Sqrt of a decomposed layer normalization"
+
+
+@constraint
+def in_gelu_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Part of a decomposed GELU (x / sqrt(2) -> Erf -> Add 1 -> Mul), which the compiler fuses into one GELU
+    layer (rknn-toolkit2's replace_torch_gelu); alone the op runs on the CPU."""
+    if not required:
+        return True, "any context"
+    writer = _writer(node, graph)
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    after = [graph.nodes[i] for r in readers for t in r.outputs for i in graph.consumers().get(t.name, [])]
+    if writer is not None and writer.op in ("Div", "Mul") and [r.op for r in readers] == ["Add"] and \
+            after and all(a.op == "Mul" for a in after):
+        return True, "inside a GELU"
+    return False, f"{node.op} '{node.name}' is not the Erf of a decomposed GELU"

@@ -109,3 +109,13 @@ def max_tensor_bytes(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """Every feature map fits in {param} bytes."""
     worst = max((t.size_bytes for t in _fmaps(node)), default=0)
     return worst <= limit, f"{node.op} feature map of {worst} bytes > {limit}" if worst > limit else "fits"
+
+
+@constraint
+def max_squeezed_rank(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """Feature maps have at most {param} dimensions larger than 1 (the compiler drops size-1 dimensions, e.g. a
+    rank-5 (1, 2, 4, 16, 16) tensor runs as 4-D; rknn-toolkit2's squeeze_to_4d rewrites)."""
+    ranks = [sum(1 for d in t.shape if d != 1) for t in _fmaps(node) if t.shape is not None]
+    worst = max(ranks, default=0)
+    return worst <= limit, (f"{node.op} has {worst} dimensions larger than 1 > {limit}" if worst > limit
+                            else f"{worst} dimensions larger than 1")

