@@ -81,3 +81,22 @@ def test_ladder_stops_at_the_first_step_that_holds_on_calibration_split(tmp_path
     assert report.met and report.final_step == "ptq" and [s.step for s in report.steps] == ["ptq"]
     assert report.decided_on.startswith("calibration (no data.selection given) split, 12 samples")
     assert kept[0].precision == "int8"
+
+
+def test_mixed_precision_ranks_once_then_bisects(strict, tmp_path: Path) -> None:
+    """A gate between what calibration reaches and what keeping the whole budget reaches: mixed precision holds
+    with the fewest top-ranked nodes, found in about log2(budget) tries rather than one try per layer."""
+    _, loose = strict
+    steps = {s.step: s for s in loose.steps}
+    reached = steps["mixed"].selection["onnx"].min_cosine
+    before = steps["calibration"].selection["onnx"].min_cosine
+    assert reached > before, "keeping the budget above int8 must improve on plain PTQ"
+    kept, report = run_ladder(_context(tmp_path, (reached + before) / 2, selection=True))
+    mixed = {s.step: s for s in report.steps}["mixed"]
+    assert report.met and report.final_step == "mixed" and mixed.status == "met"
+    budget = len(steps["mixed"].kept_layers["onnx"])
+    tries = [part for part in mixed.note.split("; ") if part.startswith("onnx: top ")]
+    assert 1 <= len(mixed.kept_layers["onnx"]) <= budget
+    assert len(tries) <= 1 + max(1, budget).bit_length(), mixed.note
+    assert "onnx: ranking: " in mixed.note
+    assert kept[0].precision == "mixed"
