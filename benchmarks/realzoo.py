@@ -38,6 +38,7 @@ from tests.thirdparty.zoo_checks import (  # noqa: E402
     evaluated_int8,
     fidelity,
     ladder,
+    ladder_cost,
     names_tool_and_fix,
     read_reports,
     unbacked_pass,
@@ -60,6 +61,8 @@ class ModelRun:
     stderr: str
     cpu_seconds: float = 0.0
     results: list[TargetResult] = field(default_factory=list)
+    #: edgepipe commit the build ran on (with "+" when edgepipe/ had uncommitted changes)
+    commit: str = ""
 
     @property
     def traceback(self) -> bool:
@@ -99,7 +102,15 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets))
+    return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets),
+                    commit=_commit())
+
+
+def _commit() -> str:
+    """The short commit of the working tree, ``+`` appended when edgepipe/ has uncommitted changes."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
 RUNS = "runs.jsonl"
@@ -108,7 +119,7 @@ RUNS = "runs.jsonl"
 def save_run(run: ModelRun, work: Path) -> None:
     """Append ``run`` (without its reports, which stay on disk) to ``work/runs.jsonl``."""
     record = {"name": run.name, "rc": run.rc, "seconds": run.seconds, "cpu_seconds": run.cpu_seconds,
-              "stderr": run.stderr[-20000:]}
+              "stderr": run.stderr[-20000:], "commit": run.commit}
     with (work / RUNS).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -119,7 +130,8 @@ def load_runs(work: Path, targets: list[str]) -> list[ModelRun]:
     records = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
     latest = {r["name"]: r for r in records}
     return [ModelRun(r["name"], r["rc"], r["seconds"], r["stderr"], cpu_seconds=r["cpu_seconds"],
-                     results=read_reports(work / "out" / r["name"], r["name"], targets)) for r in latest.values()]
+                     results=read_reports(work / "out" / r["name"], r["name"], targets), commit=r.get("commit", ""))
+            for r in latest.values()]
 
 
 def _verdicts(run: ModelRun) -> str:
@@ -149,8 +161,7 @@ def _command() -> str:
 
 def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, runs: list[ModelRun],
             planned: list[str]) -> list[str]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    commits = sorted({r.commit for r in runs if r.commit})
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     scope = "every target (`--all-targets`)" if all_targets else \
         f"targets {', '.join(targets)} only (not `--all-targets`: a full run did not fit the time available)"
@@ -161,7 +172,9 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
             f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
-            f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
+            f"- edgepipe commit: {_commit().replace('+', ' + uncommitted changes')}"
+            + ("" if len(commits) <= 1 else f" (runs combined from commits {', '.join(commits)}: see each model's "
+               "row; `+`: with uncommitted changes)") + (f"; builds ran on {commits[0]}" if len(commits) == 1 else ""),
             f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
             f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
             f"- command: `python benchmarks/realzoo.py {_command()}`",
@@ -195,12 +208,14 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               f"- gate failures (exit 2) whose reason names no tool or no next step: {len(no_next)} {no_next or ''}",
               "",
               "## Per model", "",
-              "| model | wheel | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | slowest stages |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| model | wheel | commit | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | "
+              "slowest stages |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
         rc = "timeout" if run.rc is None else str(run.rc)
-        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {rc} | {run.seconds:.0f} | "
+        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {run.commit or '?'} | {rc} | "
+                     f"{run.seconds:.0f} | "
                      f"{run.cpu_seconds:.0f} | {_verdicts(run)} | {ladder(host_report) if host_report else '–'} | "
                      f"{_stage_times(run)} |")
     lines += ["", "## Fidelity of each int8 artifact", "",
@@ -215,6 +230,16 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
             fid = "; ".join(f"{k}: {v}" for k, v in fidelity(t.report).items()) or "–"
             lines.append(f"| `{run.name}` | {t.target} | {t.report.verdict} | {fid} | "
                          f"{', '.join(evaluated_int8(t.report)) or 'none'} |")
+    lines += ["", "## What the ladder kept on host-cpu, and its cost", "",
+              "Final step, layers kept above int8 (mixed precision), their cost, int8 artifact sizes (KiB), the "
+              "ladder's wall time (s), and the graphless-TFLite int16-activation rung when it ran.", "",
+              "| model | final step | layers kept | cost | int8 sizes (KiB) | ladder (s) | TFLite a16w8 |",
+              "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
+        if host_report is not None:
+            cells = [c.replace("|", "\\|") for c in ladder_cost(host_report)]
+            lines.append(f"| `{run.name}` | " + " | ".join(cells) + " |")
     lines += ["", "## Why builds did not pass", "", "| model | exit | reason |", "|---|---|---|"]
     for run in runs:
         if run.rc != 0:
