@@ -93,6 +93,7 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     if no_cache:
         args.append("--no-cache")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    commit = _commit()  # what the build runs on: taken before it starts, as edits may land while it runs
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
@@ -103,7 +104,7 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets),
-                    commit=_commit())
+                    commit=commit)
 
 
 def _commit() -> str:
