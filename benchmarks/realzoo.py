@@ -260,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
     parser.add_argument("--render-only", action="store_true", help="write the document from WORK/runs.jsonl")
+    parser.add_argument("--redo", nargs="+", default=[], choices=sorted(zoo.BY_NAME),
+                        help="with --resume: build these models again (their new run replaces the saved one)")
     args = parser.parse_args(argv)
     all_targets = not args.targets
     targets = args.targets or available_targets()
@@ -267,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     if not (args.resume or args.render_only):
         (args.work / RUNS).unlink(missing_ok=True)
-    runs = [r for r in load_runs(args.work, targets) if r.name in planned]
+    runs = [r for r in load_runs(args.work, targets) if r.name in planned and r.name not in args.redo]
     for name in [] if args.render_only else [n for n in planned if n not in {r.name for r in runs}]:
         model = zoo.BY_NAME[name]
         config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())

@@ -49,6 +49,10 @@ class VerdictInputs:
 
 Requirement = Callable[[VerdictInputs], Evidence | None]
 
+#: What a user can do when quantization loses too much fidelity (the report's ladder trail says what was tried).
+FIDELITY_NEXT_STEP = ("next step: see the quantization ladder in the report; allow a16w8 or float in "
+                      "quantization.precisions, raise quantization.mixed_budget, or give data.train for QAT")
+
 
 def int8_artifact(inputs: VerdictInputs) -> Evidence:
     """The target's deployable int8 artifact exists (int8 in one of the formats the target deploys)."""
@@ -78,7 +82,7 @@ def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[Artif
         compared += 1
     if failed:
         return Evidence(requirement="accuracy", outcome="failed",
-                        detail="label-free check failed (" + "; ".join(failed[:3]) + ")")
+                        detail="label-free check failed (" + "; ".join(failed[:3]) + f"; {FIDELITY_NEXT_STEP})")
     if unproven:
         return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
     if not compared:  # the user's own int8 model, run on the data, with nothing to compare it with
@@ -113,7 +117,8 @@ def accuracy_met(inputs: VerdictInputs) -> Evidence:
     if failing:
         worst = ", ".join(f"{fmt} {drop:.2f}" for fmt, drop in failing.items())
         return Evidence(requirement="accuracy", outcome="failed",
-                        detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst})")
+                        detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst}; "
+                               f"{FIDELITY_NEXT_STEP})")
     worst_drop = max(d for d in drops.values() if d is not None)
     return Evidence(requirement="accuracy", outcome="met",
                     detail=f"largest int8 drop {worst_drop:.2f} points ≤ {accuracy.threshold_points:g}")

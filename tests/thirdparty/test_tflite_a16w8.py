@@ -17,6 +17,7 @@ import pytest
 
 from edgepipe.cli import main
 from tests.thirdparty import zoo
+from tests.thirdparty.zoo_checks import names_tool_and_fix
 
 pytestmark = [pytest.mark.thirdparty, pytest.mark.slow]
 
@@ -52,3 +53,4 @@ def test_an_int8_only_target_keeps_the_int8_file_and_its_verdict_says_why(built:
     (tflite,) = [a for a in report["artifacts"] if a["path"] == "model_int8.tflite"]
     assert tflite["precision"] == "int8"
     assert report["verdict"] == "fail" and "cosine" in report["verdict_reason"]
+    assert names_tool_and_fix(report["verdict_reason"]), report["verdict_reason"]  # says what to do next
