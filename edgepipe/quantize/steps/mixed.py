@@ -36,7 +36,8 @@ class _Search:
     with hundreds of layers costs about ``2 + log2(budget)`` quantize-and-score tries, not
     one per layer: each precision is first tried with the whole budget kept; the cheapest
     that holds there is bisected down to the fewest top-ranked nodes that still hold.
-    This assumes keeping more of the ranking never hurts, which is what the ranking is for.
+    This assumes keeping more of the ranking never hurts, which is what the ranking is for;
+    when nothing holds with the whole budget, the top 1, 2, 4, … are tried too and the best kept.
     """
 
     def __init__(self, context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...], budget: int):
@@ -80,7 +81,7 @@ class _Search:
             nodes = nodes[:self.budget]
         self.trail.append("ranking: " + ", ".join(group.reason for group in ranked[:6])
                           + (", …" if len(ranked) > 6 else ""))
-        best: tuple[Fidelity, QuantRecipe, LayerPrecision] | None = None
+        best: tuple[Fidelity, QuantRecipe] | None = None
         for precision in self.precisions:
             candidate = self._keeping(nodes, precision)
             score = self._score(candidate)
@@ -89,11 +90,30 @@ class _Search:
                 self._bisect(nodes, precision, candidate, score)
                 return
             if score.better_than(best[0] if best else self.score):
-                best = (score, candidate, precision)
+                best = (score, candidate)
+        best = self._prefixes(nodes, best)
         if best is not None:
             self.recipe, self.score = best[1], best[0]
         else:
             self.trail.append("no precision improved the selection score")
+
+    def _prefixes(self, nodes: list[str], best: tuple[Fidelity, QuantRecipe] | None
+                  ) -> tuple[Fidelity, QuantRecipe] | None:
+        """Nothing held with the whole cut: the top 1, 2, 4, … nodes in the most precise precision, in case
+        fewer nodes score better (noise of a small split, or a range one kept layer widens for the next).
+        Stops at the first that holds; returns the best of everything tried that beats int8 (None if none)."""
+        precision = self.precisions[-1]
+        count = 1
+        while count < len(nodes):
+            candidate = self._keeping(nodes[:count], precision)
+            score = self._score(candidate)
+            self.trail.append(self._line(f"top {count} -> {precision}", score))
+            if score.better_than(best[0] if best else self.score):
+                best = (score, candidate)
+            if self.context.meets(self.fmt, score):
+                break
+            count *= 2
+        return best
 
     def _bisect(self, nodes: list[str], precision: LayerPrecision, recipe: QuantRecipe, score: Fidelity) -> None:
         """The fewest top-ranked ``nodes`` kept in ``precision`` that still hold (``len(nodes)`` holds)."""
