@@ -7,6 +7,7 @@ must decide without reading it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,8 @@ def test_mixed_precision_ranks_once_then_bisects(strict, tmp_path: Path) -> None
     kept, report = run_ladder(_context(tmp_path, (reached + before) / 2, selection=True))
     mixed = {s.step: s for s in report.steps}["mixed"]
     assert report.met and report.final_step == "mixed" and mixed.status == "met"
-    budget = len(steps["mixed"].kept_layers["onnx"])
+    nodes = int(re.search(r"of (\d+) nodes", steps["mixed"].cost).group(1))  # type: ignore[union-attr]
+    budget = int(SETTINGS.mixed_budget * nodes)
     tries = [part for part in mixed.note.split("; ") if part.startswith("onnx: top ")]
     assert 1 <= len(mixed.kept_layers["onnx"]) <= budget
     assert len(tries) <= 1 + max(1, budget).bit_length(), mixed.note
