@@ -45,6 +45,22 @@ from tests.thirdparty.zoo_checks import (  # noqa: E402
 )
 
 DOC = ROOT / "docs" / "REALZOO.md"
+#: The OCR detector/recognizer-like models of issue #11's goal: int8 output cosine >= 0.99 (label-free).
+OCR_GOAL = ("ppocr_v4_det", "ppocr_v4_rec", "ppocr_v5_det", "ppocr_v5_rec", "ddddocr_det")
+
+
+def _ocr_goal(runs: list[ModelRun]) -> str:
+    """Per OCR model run: the lowest output cosine of host-cpu's model_int8.onnx (evaluation split)."""
+    cells = []
+    for run in runs:
+        report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
+        if run.name not in OCR_GOAL or report is None or report.accuracy is None or not report.accuracy.label_free:
+            continue
+        cosines = [min(o.cosine for o in c.outputs) for c in report.accuracy.label_free.comparisons
+                   if c.artifact == "model_int8.onnx" and c.outputs]
+        if cosines:
+            cells.append(f"{run.name} {cosines[0]:.4f}{' (met)' if cosines[0] >= 0.99 else ''}")
+    return ", ".join(cells) or "none of them ran"
 
 
 @dataclass
@@ -205,6 +221,8 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
               f"- host-cpu pass: {len(host_pass)}/{len(host)}"
               + (f" ({100 * len(host_pass) / len(host):.0f}%)" if host else ""),
+              f"- OCR detector/recognizer goal (host-cpu model_int8.onnx lowest output cosine >= 0.99): "
+              f"{_ocr_goal(runs)}",
               f"- errors (exit 1/3) whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}",
               f"- gate failures (exit 2) whose reason names no tool or no next step: {len(no_next)} {no_next or ''}",
               "",

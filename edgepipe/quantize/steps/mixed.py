@@ -151,13 +151,20 @@ def _ranked_layers(context: LadderContext, fmt: str) -> list[NodeGroup]:
 
 
 def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...]) -> tuple[_Search, int]:
-    """Rank once (ONNX: structural suspects first, then measured sensitivity), then bisect; the node count too."""
+    """Rank once, then bisect; the node count too.
+
+    ONNX: the structural suspects first, then the layers by the noise each adds; when every layer's
+    isolated effect on the outputs was measured (up to 24 weight layers), that order comes first.
+    """
     if not context.sensitivity:
         measure_sensitivity(context)
     measured = _ranked_layers(context, fmt)
     if fmt == "onnx":
         prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
-        nodes, ranked = quantizable_nodes(prepared), sensitive_groups(prepared) + measured
+        # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
+        isolated = any(r.format == fmt and r.isolated_sqnr_db is not None for r in context.sensitivity)
+        suspects = sensitive_groups(prepared)
+        nodes, ranked = quantizable_nodes(prepared), (measured + suspects if isolated else suspects + measured)
     else:
         nodes, ranked = len(measured), measured
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
