@@ -79,6 +79,8 @@ class ModelRun:
     results: list[TargetResult] = field(default_factory=list)
     #: edgepipe commit the build ran on (with "+" when edgepipe/ had uncommitted changes)
     commit: str = ""
+    #: samples and ladder steps of the build, e.g. "32/32, full ladder" (batches may differ)
+    scope: str = ""
 
     @property
     def traceback(self) -> bool:
@@ -98,6 +100,12 @@ class ModelRun:
         fails = [f"{r.target}: {r.report.verdict_reason}" for r in self.results
                  if r.report is not None and r.report.verdict == "fail"]
         return "; ".join(dict.fromkeys(fails))
+
+
+def scope_of(size: zoo.DataSize) -> str:
+    """What a build was given: calibration/evaluation samples and the ladder steps allowed."""
+    steps = "full ladder" if size.ladder_steps is None else "+".join(size.ladder_steps) + " only"
+    return f"{size.calibration}/{size.evaluation}, {steps}"
 
 
 def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_cache: bool,
@@ -136,7 +144,7 @@ RUNS = "runs.jsonl"
 def save_run(run: ModelRun, work: Path) -> None:
     """Append ``run`` (without its reports, which stay on disk) to ``work/runs.jsonl``."""
     record = {"name": run.name, "rc": run.rc, "seconds": run.seconds, "cpu_seconds": run.cpu_seconds,
-              "stderr": run.stderr[-20000:], "commit": run.commit}
+              "stderr": run.stderr[-20000:], "commit": run.commit, "scope": run.scope}
     with (work / RUNS).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -147,7 +155,8 @@ def load_runs(work: Path, targets: list[str]) -> list[ModelRun]:
     records = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
     latest = {r["name"]: r for r in records}
     return [ModelRun(r["name"], r["rc"], r["seconds"], r["stderr"], cpu_seconds=r["cpu_seconds"],
-                     results=read_reports(work / "out" / r["name"], r["name"], targets), commit=r.get("commit", ""))
+                     results=read_reports(work / "out" / r["name"], r["name"], targets), commit=r.get("commit", ""),
+                     scope=r.get("scope", ""))
             for r in latest.values()]
 
 
@@ -182,8 +191,9 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     scope = "every target (`--all-targets`)" if all_targets else \
         f"targets {', '.join(targets)} only (not `--all-targets`: a full run did not fit the time available)"
-    data = f"{zoo.SMALL.calibration}/{zoo.SMALL.evaluation}" if args.small else \
-        f"{zoo.DataSize().calibration}/{zoo.DataSize().evaluation}"
+    scopes = sorted({r.scope for r in runs if r.scope})
+    data = (scopes[0] if len(scopes) == 1 else "per model (the scope column: batches differed)") if scopes else \
+        scope_of(zoo.SMALL if args.small else zoo.DataSize())
     return ["# Real-model zoo: edgepipe on trained third-party models", "",
             "Written by `benchmarks/realzoo.py`; do not edit by hand.", "",
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
@@ -192,7 +202,7 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
             f"- edgepipe commit: {_commit().replace('+', ' + uncommitted changes')}"
             + ("" if len(commits) <= 1 else f" (runs combined from commits {', '.join(commits)}: see each model's "
                "row; `+`: with uncommitted changes)") + (f"; builds ran on {commits[0]}" if len(commits) == 1 else ""),
-            f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
+            f"- scope: {scope}; calibration/evaluation samples and ladder per model: {data}; one build per model, "
             f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
             f"- command: `python benchmarks/realzoo.py {_command()}`",
             f"- models covered: {len(runs)} of the {len(planned)} planned"
@@ -227,13 +237,14 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               f"- gate failures (exit 2) whose reason names no tool or no next step: {len(no_next)} {no_next or ''}",
               "",
               "## Per model", "",
-              "| model | wheel | commit | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | "
+              "| model | wheel | commit | scope | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | "
               "slowest stages |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
         rc = "timeout" if run.rc is None else str(run.rc)
-        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {run.commit or '?'} | {rc} | "
+        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {run.commit or '?'} | "
+                     f"{run.scope or '?'} | {rc} | "
                      f"{run.seconds:.0f} | "
                      f"{run.cpu_seconds:.0f} | {_verdicts(run)} | {ladder(host_report) if host_report else '–'} | "
                      f"{_stage_times(run)} |")
@@ -292,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         model = zoo.BY_NAME[name]
         config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
         run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
+        run.scope = scope_of(zoo.SMALL if args.small else zoo.DataSize())
         print(f"{name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — {_verdicts(run)}",
               flush=True)
         save_run(run, args.work)

@@ -146,10 +146,19 @@ def compatibility(inputs: VerdictInputs) -> Evidence:
     if required.must_fit_sram and support.fits_sram is False:
         broken.append(f"peak activations {support.peak_activation_bytes:,} B do not fit the SRAM")
     if broken:
-        return Evidence(requirement="compatibility", outcome="failed", detail="; ".join(broken))
+        return Evidence(requirement="compatibility", outcome="failed",
+                        detail="; ".join(broken) + _placement_fix(support))
     return Evidence(requirement="compatibility", outcome="met",
                     detail=f"{100 * support.mac_share:.1f}% of MACs on the accelerator, {cpu_ops} CPU op(s), "
                            f"{support.partitions} partition(s) ({support.artifact})")
+
+
+def _placement_fix(support: SupportReport) -> str:
+    """What to do about a placement that misses the profile's requirements: the ops the CPU runs, and where to act."""
+    ops = ", ".join(f"{op} x{count}" for op, count in sorted(support.cpu_ops.items(), key=lambda kv: -kv[1])[:4])
+    return (f" (the support check of {support.artifact} puts {ops or 'no op'} on the CPU; next step: see the "
+            "report's support table, replace those ops in the model or relax [requirements] in the target "
+            "profile config)")
 
 
 def _install_hint(checks: list[Verification]) -> str:
