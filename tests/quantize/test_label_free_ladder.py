@@ -8,6 +8,7 @@ must decide without reading it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -102,3 +103,18 @@ def test_mixed_precision_ranks_once_then_bisects(strict, tmp_path: Path) -> None
     assert len(tries) <= 1 + max(1, budget).bit_length(), mixed.note
     assert "onnx: ranking: " in mixed.note
     assert kept[0].precision == "mixed"
+
+
+def test_when_no_cut_holds_every_activation_int16_is_tried_last(tmp_path: Path) -> None:
+    """Error spread over the whole graph: a target that runs int16 activations gets the whole-model a16w8 try
+    (ONNX Runtime QDQ with int16 activations); it is kept when it scores best, and its cost says so."""
+    context = _context(tmp_path, 0.999999, selection=True)
+    context.settings = replace(context.settings, precisions=("int8", "a16w8"))
+    context.thresholds = Thresholds(min_cosine=0.999999, min_sqnr_db=150.0)  # no cut of the ranking reaches it
+    kept, report = run_ladder(context)
+    mixed = {s.step: s for s in report.steps}["mixed"]
+    assert "onnx: every activation -> a16w8: cosine" in mixed.note, mixed.note
+    calibration = {s.step: s for s in report.steps}["calibration"]
+    if mixed.recipe["onnx"].endswith("/a16w8"):
+        assert "every activation int16" in mixed.cost and kept[0].precision == "mixed"
+        assert mixed.selection["onnx"].min_cosine >= calibration.selection["onnx"].min_cosine

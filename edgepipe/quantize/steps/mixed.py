@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import preprocess
@@ -92,6 +93,7 @@ class _Search:
             if score.better_than(best[0] if best else self.score):
                 best = (score, candidate)
         best = self._prefixes(nodes, best)
+        best = self._whole_model(best)
         if best is not None:
             self.recipe, self.score = best[1], best[0]
         else:
@@ -113,6 +115,18 @@ class _Search:
             if self.context.meets(self.fmt, score):
                 break
             count *= 2
+        return best
+
+    def _whole_model(self, best: tuple[Fidelity, QuantRecipe] | None) -> tuple[Fidelity, QuantRecipe] | None:
+        """Last resort when no cut of the ranking holds and the target runs int16 activations: every activation
+        int16 (the error was spread over the whole graph, not in a few layers). Kept when it scores best."""
+        if "a16w8" not in self.precisions:
+            return best
+        candidate = replace(self.start, activation_bits=16)
+        score = self._score(candidate)
+        self.trail.append(self._line("every activation -> a16w8", score))
+        if score.better_than(best[0] if best else self.score):
+            return score, candidate
         return best
 
     def _bisect(self, nodes: list[str], precision: LayerPrecision, recipe: QuantRecipe, score: Fidelity) -> None:
@@ -189,7 +203,8 @@ def mixed_step(context: LadderContext) -> StepResult:
         kept = [KeptLayer(layer=name, precision="a16w8") for name in search.recipe.keep_a16w8]
         kept += [KeptLayer(layer=name, precision="float") for name in search.recipe.keep_float]
         outcome.kept_layers[fmt] = kept
-        costs.append(_cost(fmt, kept, nodes))
+        costs.append(_cost(fmt, kept, nodes) if search.recipe.activation_bits == 8 else
+                     f"{fmt}: every activation int16 (a16w8 whole model: 2x activation memory and bandwidth)")
         trail += [f"{fmt}: {line}" for line in search.trail]
     outcome.recipe = {f: r.label for f, r in recipes.items()}
     outcome.cost = "; ".join(costs)
