@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import CandidateScore, StepOutcome
 from edgepipe.quantize.steps.common import quantize_all
+from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 
 
 def candidates(context: LadderContext, fmt: str) -> list[QuantRecipe]:
@@ -35,11 +37,20 @@ def _rounds(context: LadderContext, fmt: str) -> tuple[list[QuantRecipe], Callab
 
 
 def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome: StepOutcome,
-          best: tuple[Fidelity, QuantRecipe] | None) -> tuple[Fidelity, QuantRecipe] | None:
-    """Score ``recipes`` on the selection split (each recorded as a candidate); the best of them and ``best``."""
+          best: tuple[Fidelity, QuantRecipe] | None, failed: list[str]) -> tuple[Fidelity, QuantRecipe] | None:
+    """Score ``recipes`` on the selection split (each recorded as a candidate); the best of them and ``best``.
+
+    A setting the quantizer fails on is appended to ``failed`` (one line: setting, tool, message) and skipped.
+    """
     folder = context.folder("calibration")
     for recipe in recipes:
-        path = context.quantize(fmt, recipe, folder / f"candidate_{len(outcome.candidates)}{SUFFIX[fmt]}")
+        out = folder / f"candidate_{len(outcome.candidates) + len(failed)}{SUFFIX[fmt]}"
+        try:  # one calibrator the quantizer cannot run (e.g. a histogram over a degenerate range) costs one candidate
+            with contained(ORT_QUANTIZER if fmt == "onnx" else TFLITE_CONVERTER):
+                path = context.quantize(fmt, recipe, out)
+        except ToolFailed as failure:
+            failed.append(f"{fmt} {recipe.label}: {failure.tool} failed: {failure.message}")
+            continue
         score = context.fidelity(fmt, path)
         outcome.candidates.append(CandidateScore(format=fmt, recipe=recipe.label,  # type: ignore[arg-type]
                                                  selection_accuracy=score.accuracy, flips_points=score.flips_points,
@@ -54,15 +65,15 @@ def calibration_step(context: LadderContext) -> StepResult:
     on the selection split."""
     outcome = StepOutcome(step="calibration", title="PTQ, best calibration on the selection split", status="skipped")
     chosen: dict[str, QuantRecipe] = {}
+    failed: list[str] = []
     for fmt in context.formats:
         first, then = _rounds(context, fmt)
-        best = _best(context, fmt, first, outcome, None)
-        assert best is not None
-        best = _best(context, fmt, then(best[1]), outcome, best)
-        assert best is not None
-        chosen[fmt] = best[1]
+        best = _best(context, fmt, first, outcome, None, failed)
+        best = _best(context, fmt, then(best[1]) if best else [], outcome, best, failed)
+        chosen[fmt] = best[1] if best else context.best_recipe.get(fmt, context.settings.start)
     context.best_recipe = chosen
     outcome.recipe = {f: r.label for f, r in chosen.items()}
     outcome.note = (f"{len(outcome.candidates)} settings scored on the {context.describe_decisions()} (every method, "
-                    "then the other granularities and activation symmetries of the best method)")
+                    "then the other granularities and activation symmetries of the best method)"
+                    + ("; left out, the quantizer failed: " + "; ".join(failed) if failed else ""))
     return StepResult(outcome, quantize_all(context, "calibration", chosen))
