@@ -38,12 +38,29 @@ from tests.thirdparty.zoo_checks import (  # noqa: E402
     evaluated_int8,
     fidelity,
     ladder,
+    ladder_cost,
     names_tool_and_fix,
     read_reports,
     unbacked_pass,
 )
 
 DOC = ROOT / "docs" / "REALZOO.md"
+#: The OCR detector/recognizer-like models of issue #11's goal: int8 output cosine >= 0.99 (label-free).
+OCR_GOAL = ("ppocr_v4_det", "ppocr_v4_rec", "ppocr_v5_det", "ppocr_v5_rec", "ddddocr_det")
+
+
+def _ocr_goal(runs: list[ModelRun]) -> str:
+    """Per OCR model run: the lowest output cosine of host-cpu's model_int8.onnx (evaluation split)."""
+    cells = []
+    for run in runs:
+        report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
+        if run.name not in OCR_GOAL or report is None or report.accuracy is None or not report.accuracy.label_free:
+            continue
+        cosines = [min(o.cosine for o in c.outputs) for c in report.accuracy.label_free.comparisons
+                   if c.artifact == "model_int8.onnx" and c.outputs]
+        if cosines:
+            cells.append(f"{run.name} {cosines[0]:.4f}{' (met)' if cosines[0] >= 0.99 else ''}")
+    return ", ".join(cells) or "none of them ran"
 
 
 @dataclass
@@ -60,6 +77,10 @@ class ModelRun:
     stderr: str
     cpu_seconds: float = 0.0
     results: list[TargetResult] = field(default_factory=list)
+    #: edgepipe commit the build ran on (with "+" when edgepipe/ had uncommitted changes)
+    commit: str = ""
+    #: samples and ladder steps of the build, e.g. "32/32, full ladder" (batches may differ)
+    scope: str = ""
 
     @property
     def traceback(self) -> bool:
@@ -81,6 +102,12 @@ class ModelRun:
         return "; ".join(dict.fromkeys(fails))
 
 
+def scope_of(size: zoo.DataSize) -> str:
+    """What a build was given: calibration/evaluation samples and the ladder steps allowed."""
+    steps = "full ladder" if size.ladder_steps is None else "+".join(size.ladder_steps) + " only"
+    return f"{size.calibration}/{size.evaluation}, {steps}"
+
+
 def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_cache: bool,
           timeout: float) -> ModelRun:
     """``edgepipe build`` of one prepared model in its own process."""
@@ -90,6 +117,7 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     if no_cache:
         args.append("--no-cache")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    commit = _commit()  # what the build runs on: taken before it starts, as edits may land while it runs
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
@@ -99,7 +127,15 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets))
+    return ModelRun(model.name, rc, seconds, stderr, cpu_seconds=cpu, results=read_reports(out, model.name, targets),
+                    commit=commit)
+
+
+def _commit() -> str:
+    """The short commit of the working tree, ``+`` appended when edgepipe/ has uncommitted changes."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
 RUNS = "runs.jsonl"
@@ -108,7 +144,7 @@ RUNS = "runs.jsonl"
 def save_run(run: ModelRun, work: Path) -> None:
     """Append ``run`` (without its reports, which stay on disk) to ``work/runs.jsonl``."""
     record = {"name": run.name, "rc": run.rc, "seconds": run.seconds, "cpu_seconds": run.cpu_seconds,
-              "stderr": run.stderr[-20000:]}
+              "stderr": run.stderr[-20000:], "commit": run.commit, "scope": run.scope}
     with (work / RUNS).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -119,7 +155,9 @@ def load_runs(work: Path, targets: list[str]) -> list[ModelRun]:
     records = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
     latest = {r["name"]: r for r in records}
     return [ModelRun(r["name"], r["rc"], r["seconds"], r["stderr"], cpu_seconds=r["cpu_seconds"],
-                     results=read_reports(work / "out" / r["name"], r["name"], targets)) for r in latest.values()]
+                     results=read_reports(work / "out" / r["name"], r["name"], targets), commit=r.get("commit", ""),
+                     scope=r.get("scope", ""))
+            for r in latest.values()]
 
 
 def _verdicts(run: ModelRun) -> str:
@@ -149,20 +187,22 @@ def _command() -> str:
 
 def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, runs: list[ModelRun],
             planned: list[str]) -> list[str]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
+    commits = sorted({r.commit for r in runs if r.commit})
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     scope = "every target (`--all-targets`)" if all_targets else \
         f"targets {', '.join(targets)} only (not `--all-targets`: a full run did not fit the time available)"
-    data = f"{zoo.SMALL.calibration}/{zoo.SMALL.evaluation}" if args.small else \
-        f"{zoo.DataSize().calibration}/{zoo.DataSize().evaluation}"
+    scopes = sorted({r.scope for r in runs if r.scope})
+    data = (scopes[0] if len(scopes) == 1 else "per model (the scope column: batches differed)") if scopes else \
+        scope_of(zoo.SMALL if args.small else zoo.DataSize())
     return ["# Real-model zoo: edgepipe on trained third-party models", "",
             "Written by `benchmarks/realzoo.py`; do not edit by hand.", "",
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python "
             f"{platform.python_version()} (shared with other jobs: wall times are noisy)",
-            f"- edgepipe commit: {commit.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''}",
-            f"- scope: {scope}; calibration/evaluation samples per model: {data}; one build per model, "
+            f"- edgepipe commit: {_commit().replace('+', ' + uncommitted changes')}"
+            + ("" if len(commits) <= 1 else f" (runs combined from commits {', '.join(commits)}: see each model's "
+               "row; `+`: with uncommitted changes)") + (f"; builds ran on {commits[0]}" if len(commits) == 1 else ""),
+            f"- scope: {scope}; calibration/evaluation samples and ladder per model: {data}; one build per model, "
             f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
             f"- command: `python benchmarks/realzoo.py {_command()}`",
             f"- models covered: {len(runs)} of the {len(planned)} planned"
@@ -191,16 +231,21 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
               f"- targets passing without an evaluated int8 artifact: {len(unbacked)} {unbacked or ''}",
               f"- host-cpu pass: {len(host_pass)}/{len(host)}"
               + (f" ({100 * len(host_pass) / len(host):.0f}%)" if host else ""),
+              f"- OCR detector/recognizer goal (host-cpu model_int8.onnx lowest output cosine >= 0.99): "
+              f"{_ocr_goal(runs)}",
               f"- errors (exit 1/3) whose message names no tool or no next step: {len(unnamed)} {unnamed or ''}",
               f"- gate failures (exit 2) whose reason names no tool or no next step: {len(no_next)} {no_next or ''}",
               "",
               "## Per model", "",
-              "| model | wheel | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | slowest stages |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| model | wheel | commit | scope | exit | wall (s) | CPU (s) | verdict per target | ladder (host-cpu) | "
+              "slowest stages |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
         rc = "timeout" if run.rc is None else str(run.rc)
-        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {rc} | {run.seconds:.0f} | "
+        lines.append(f"| `{run.name}` | `{zoo.BY_NAME[run.name].wheel.requirement}` | {run.commit or '?'} | "
+                     f"{run.scope or '?'} | {rc} | "
+                     f"{run.seconds:.0f} | "
                      f"{run.cpu_seconds:.0f} | {_verdicts(run)} | {ladder(host_report) if host_report else '–'} | "
                      f"{_stage_times(run)} |")
     lines += ["", "## Fidelity of each int8 artifact", "",
@@ -215,6 +260,16 @@ def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: ar
             fid = "; ".join(f"{k}: {v}" for k, v in fidelity(t.report).items()) or "–"
             lines.append(f"| `{run.name}` | {t.target} | {t.report.verdict} | {fid} | "
                          f"{', '.join(evaluated_int8(t.report)) or 'none'} |")
+    lines += ["", "## What the ladder kept on host-cpu, and its cost", "",
+              "Final step, layers kept above int8 (mixed precision), their cost, int8 artifact sizes (KiB), the "
+              "ladder's wall time (s), and the graphless-TFLite int16-activation rung when it ran.", "",
+              "| model | final step | layers kept | cost | int8 sizes (KiB) | ladder (s) | TFLite a16w8 |",
+              "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        host_report = next((t.report for t in run.results if t.target == "host-cpu" and t.report), None)
+        if host_report is not None:
+            cells = [c.replace("|", "\\|") for c in ladder_cost(host_report)]
+            lines.append(f"| `{run.name}` | " + " | ".join(cells) + " |")
     lines += ["", "## Why builds did not pass", "", "| model | exit | reason |", "|---|---|---|"]
     for run in runs:
         if run.rc != 0:
@@ -234,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
     parser.add_argument("--render-only", action="store_true", help="write the document from WORK/runs.jsonl")
+    parser.add_argument("--redo", nargs="+", default=[], choices=sorted(zoo.BY_NAME),
+                        help="with --resume: build these models again (their new run replaces the saved one)")
     args = parser.parse_args(argv)
     all_targets = not args.targets
     targets = args.targets or available_targets()
@@ -241,11 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     if not (args.resume or args.render_only):
         (args.work / RUNS).unlink(missing_ok=True)
-    runs = [r for r in load_runs(args.work, targets) if r.name in planned]
+    runs = [r for r in load_runs(args.work, targets) if r.name in planned and r.name not in args.redo]
     for name in [] if args.render_only else [n for n in planned if n not in {r.name for r in runs}]:
         model = zoo.BY_NAME[name]
         config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
         run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
+        run.scope = scope_of(zoo.SMALL if args.small else zoo.DataSize())
         print(f"{name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — {_verdicts(run)}",
               flush=True)
         save_run(run, args.work)

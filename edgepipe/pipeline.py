@@ -160,7 +160,8 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
     for artifact in quantized:
         check_artifact(artifact, inputs.model.signature)
     artifacts = floats + quantized
-    forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages)
+    forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages,
+                                     config.accuracy.min_cosine if config.accuracy.gate else None)
     accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=forms)
     latency = latency_stage(inputs, artifacts + forms, config, stages)
     measured = host_measurement(inputs, cosine, latency, config.latency.threads)

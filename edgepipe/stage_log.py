@@ -48,6 +48,11 @@ class StageLog:
         log.info("stage %s: done in %.2f s", name, seconds)
         self._listener("done", name)
 
+    def ran(self, name: str, seconds: float, detail: str) -> None:
+        """Record a stage that was timed by its caller (one whose detail is known only at its end)."""
+        log.info("stage %s: done in %.2f s (%s)", name, seconds, detail)
+        self.records.append(StageRecord(name, "ran", seconds, detail))
+
     def skip(self, name: str, reason: str) -> None:
         """Record that ``name`` does not apply to this input, and why."""
         log.info("stage %s: skipped (%s)", name, reason)

@@ -158,7 +158,7 @@ def form_fidelity(artifacts: list[Artifact], calibration: Dataset) -> dict[str, 
     """Output cosine of every int8 artifact against its :func:`fp32_twin` on calibration samples."""
     cosines = {}
     for artifact in artifacts:
-        twin = fp32_twin(artifact, artifacts) if artifact.precision == "int8" else None
+        twin = fp32_twin(artifact, artifacts) if artifact.precision in ("int8", "mixed") else None
         if twin is not None:
             cosines[artifact.key] = round(output_cosine(twin.path, artifact.path, calibration), 6)
     return cosines

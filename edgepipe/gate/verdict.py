@@ -51,6 +51,10 @@ class VerdictInputs:
 
 Requirement = Callable[[VerdictInputs], Evidence | None]
 
+#: What a user can do when quantization loses too much fidelity (the report's ladder trail says what was tried).
+FIDELITY_NEXT_STEP = ("next step: see the quantization ladder in the report; allow a16w8 or float in "
+                      "quantization.precisions, raise quantization.mixed_budget, or give data.train for QAT")
+
 
 def int8_artifact(inputs: VerdictInputs) -> Evidence:
     """The target's deployable int8 artifact exists (int8 in one of the formats the target deploys)."""
@@ -88,7 +92,7 @@ def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[Artif
         compared += 1
     if failed:
         return Evidence(requirement="accuracy", outcome="failed",
-                        detail="label-free check failed (" + "; ".join(failed[:3]) + ")")
+                        detail="label-free check failed (" + "; ".join(failed[:3]) + f"; {FIDELITY_NEXT_STEP})")
     if unproven:
         return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
     if not compared:  # the user's own int8 model, run on the data, with nothing to compare it with
@@ -123,7 +127,8 @@ def accuracy_met(inputs: VerdictInputs) -> Evidence:
     if failing:
         worst = ", ".join(f"{fmt} {drop:.2f}" for fmt, drop in failing.items())
         return Evidence(requirement="accuracy", outcome="failed",
-                        detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst})")
+                        detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst}; "
+                               f"{FIDELITY_NEXT_STEP})")
     worst_drop = max(d for d in drops.values() if d is not None)
     return Evidence(requirement="accuracy", outcome="met",
                     detail=f"largest int8 drop {worst_drop:.2f} points ≤ {accuracy.threshold_points:g}")
@@ -151,10 +156,19 @@ def compatibility(inputs: VerdictInputs) -> Evidence:
     if required.must_fit_sram and support.fits_sram is False:
         broken.append(f"peak activations {support.peak_activation_bytes:,} B do not fit the SRAM")
     if broken:
-        return Evidence(requirement="compatibility", outcome="failed", detail="; ".join(broken))
+        return Evidence(requirement="compatibility", outcome="failed",
+                        detail="; ".join(broken) + _placement_fix(support))
     return Evidence(requirement="compatibility", outcome="met",
                     detail=f"{100 * support.mac_share:.1f}% of MACs on the accelerator, {cpu_ops} CPU op(s), "
                            f"{support.partitions} partition(s) ({support.artifact})")
+
+
+def _placement_fix(support: SupportReport) -> str:
+    """What to do about a placement that misses the profile's requirements: the ops the CPU runs, and where to act."""
+    ops = ", ".join(f"{op} x{count}" for op, count in sorted(support.cpu_ops.items(), key=lambda kv: -kv[1])[:4])
+    return (f" (the support check of {support.artifact} puts {ops or 'no op'} on the CPU; next step: see the "
+            "report's support table, replace those ops in the model or relax [requirements] in the target "
+            "profile config)")
 
 
 def _install_hint(checks: list[Verification]) -> str:

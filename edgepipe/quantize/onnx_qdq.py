@@ -8,6 +8,7 @@ and ``TensorQuantOverrides`` (int16 activations on chosen layers).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import logging
 from pathlib import Path
@@ -77,11 +78,27 @@ def _int16_overrides(model: Any, nodes: tuple[str, ...]) -> dict[str, list[dict[
     return {t: [{"quant_type": QuantType.QInt16}] for t in sorted(tensors)}
 
 
+def ranges_cache(prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> Path:
+    """Where ONNX Runtime keeps the activation ranges of one (prepared model, data, method, symmetry).
+
+    Ranges depend on nothing else a recipe says (granularity, int16 or float layers, which nodes are
+    quantized), so the ladder's candidates and the per-layer sensitivity calibrate once per method and
+    quantize from the cache: a mixed-precision try costs one graph rewrite, not one calibration pass.
+    """
+    stat = prepared.stat()
+    key = hashlib.sha256(repr((str(prepared.resolve()), stat.st_mtime_ns, stat.st_size, calibration.sha256,
+                               len(calibration), recipe.method, recipe.symmetric_activations)).encode())
+    folder = scratch / "calibration_ranges"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{recipe.method}_{key.hexdigest()[:16]}.json"
+
+
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
                   scratch: Path, *, only_nodes: tuple[str, ...] | None = None) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
     ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
+    Activation ranges come from :func:`ranges_cache` once a first run computed them.
     """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
@@ -114,6 +131,7 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
             nodes_to_quantize=list(only_nodes) if only_nodes else None,
             nodes_to_exclude=list(recipe.keep_float),
             extra_options=extra,
+            calibration_cache_path=str(ranges_cache(prepared, calibration, recipe, scratch)),
         )
     log.debug("%s", chatter.getvalue().strip())
     log.info("quantized %s -> %s (%s)", float_path.name, out_path.name, recipe.label)

@@ -32,6 +32,9 @@ class LayerSensitivity(_Record):
     accumulated_cosine: float | None = None
     isolated_sqnr_db: float | None = None
     isolated_cosine: float | None = None
+    added_noise_db: float | None = Field(
+        None, description="Quantization noise this layer adds in the fully quantized model: its output's relative "
+                          "noise minus its input's, in dB of the output's signal power (higher: adds more).")
 
 
 class KeptLayer(_Record):

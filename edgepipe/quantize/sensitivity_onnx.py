@@ -52,7 +52,7 @@ def _activations(model_path: Path, out: Path, dataset: Dataset, limit: int) -> d
 
 
 def _layer_tensors(prepared: Path) -> list[tuple[str, str, list[str]]]:
-    """(node, op type, candidate output tensors: its own, then through a fused activation) per weight layer."""
+    """(node, op type, tensors: its input, its own output, then through a fused activation) per weight layer."""
     import onnx
 
     graph = onnx.load(str(prepared)).graph
@@ -64,12 +64,22 @@ def _layer_tensors(prepared: Path) -> list[tuple[str, str, list[str]]]:
     for node in graph.node:
         if node.op_type not in _WEIGHT_OPS:
             continue
-        tensors = list(node.output)
+        tensors = [node.input[0], *node.output]
         following = consumers.get(node.output[0], [])
         if len(following) == 1 and following[0].op_type in _FOLLOWERS:
             tensors.append(following[0].output[0])
         layers.append((node.name, node.op_type, tensors))
     return layers
+
+
+def added_noise_db(input_sqnr_db: float, output_sqnr_db: float) -> float:
+    """Relative noise (noise / signal power) a layer adds between its input and output, in dB (floor -200).
+
+    Differences of SQNR in dB would rank a layer behind an exact input first whatever it adds;
+    the noise powers relative to the signal add up instead, so their difference is this layer's share.
+    """
+    added = 10 ** (-output_sqnr_db / 10) - 10 ** (-input_sqnr_db / 10)
+    return round(float(10 * np.log10(max(added, 1e-20))), 3)
 
 
 def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, dataset: Dataset,
@@ -90,12 +100,15 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
     rows = []
     for node, op, tensors in layers:
         row = LayerSensitivity(format="onnx", layer=node, op=op)
-        for tensor in reversed(tensors):
+        for tensor in reversed(tensors[1:]):
             match = matched.get(tensor)
             if match and match.get("float") and match.get("post_qdq"):
                 row.accumulated_sqnr_db = sqnr_db(match["float"], match["post_qdq"])
                 row.accumulated_cosine = cosine(match["float"], match["post_qdq"])
                 break
+        source = matched.get(tensors[0])
+        if row.accumulated_sqnr_db is not None and source and source.get("float") and source.get("post_qdq"):
+            row.added_noise_db = added_noise_db(sqnr_db(source["float"], source["post_qdq"]), row.accumulated_sqnr_db)
         if not isolated:
             rows.append(row)
             continue

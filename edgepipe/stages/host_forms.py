@@ -28,8 +28,15 @@ def needs_host_forms(targets: tuple[object, ...]) -> bool:
 
 
 def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
-                     stages: StageLog) -> tuple[list[Artifact], dict[str, float]]:
-    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine."""
+                     stages: StageLog, min_cosine: float | None = None) -> tuple[list[Artifact], dict[str, float]]:
+    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine.
+
+    ``min_cosine`` (the label-free gate's ``accuracy.min_cosine``): when the evaluation is label-free,
+    an extra form whose output cosine on the calibration samples is below it is left out, with the
+    reason in the stages table. It is plain min/max PTQ of the float model, whatever the fallback
+    ladder chose for ``model_int8.onnx``; offered next to a ladder result that holds, a form that
+    does not hold would only fail the target.
+    """
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
         return [], {}
     try:  # a quantizer or runtime failure loses the extra form, never the build
@@ -37,10 +44,19 @@ def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Pat
                                  "cosine of every int8 form on calibration samples"), \
                 contained(ORT_QUANTIZER), contained(LITERT):
             forms = host_forms(artifacts, inputs.calibration, folder, scratch)
-            return forms, form_fidelity(artifacts + forms, inputs.calibration)
+            cosines = form_fidelity(artifacts + forms, inputs.calibration)
     except ToolFailed as failure:
         stages.fail(STAGE, failure, artifact="model_int8_qoperator.onnx")
         return [], {}
+    label_free = inputs.evaluation is not None and inputs.evaluation.labels is None
+    kept = [f for f in forms if min_cosine is None or not label_free or cosines.get(f.key, 1.0) >= min_cosine]
+    for form in forms:
+        if form not in kept:
+            form.path.unlink(missing_ok=True)
+            stages.skip(f"{STAGE}:{form.key}", f"left out: output cosine {cosines.pop(form.key):.4f} < "
+                                               f"accuracy.min_cosine {min_cosine:g} on calibration samples "
+                                               "(plain min/max PTQ; the ladder's model_int8.onnx stays)")
+    return kept, cosines
 
 
 def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],

@@ -21,10 +21,13 @@ from typing import Any
 from edgepipe.artifacts import Artifact
 from edgepipe.config import BuildConfig
 from edgepipe.errors import ToolFailed
+from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
+from edgepipe.quantize.settings import ladder_settings
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
+from edgepipe.stages.evaluate import thresholds_of
 from edgepipe.stages.inputs import BuildInputs
 
 STAGE = "quantize"
@@ -105,6 +108,20 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
     return artifacts, report
 
 
+def _widen(inputs: BuildInputs, config: BuildConfig | None) -> Thresholds | None:
+    """The label-free thresholds under which graphless TFLite may go a16w8 (None: it may not).
+
+    Only in a gated build with evaluation data whose ladder allows mixed precision and int16
+    activations, for a group of targets that all run int16 activations.
+    """
+    if config is None or inputs.evaluation is None or not inputs.accuracy_gate:
+        return None
+    settings = ladder_settings(config, inputs.targets)
+    if "mixed" not in settings.steps or "a16w8" not in settings.precisions:
+        return None
+    return thresholds_of(config.accuracy)
+
+
 def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, folder: Path, scratch: Path,
                    stages: StageLog, config: BuildConfig | None = None
                    ) -> tuple[list[Artifact], QuantizationReport | None]:
@@ -147,5 +164,5 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite
 
-        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages)
+        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages, _widen(inputs, config))
     return quantized, report

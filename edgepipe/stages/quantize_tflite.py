@@ -5,16 +5,26 @@ flatbuffer itself (:mod:`edgepipe.quantize.tflite_aiedge`). A file the quantizer
 handle (or whose int8 output LiteRT cannot run) is recorded as a failed stage with the
 quantizer's message and a next step; the build goes on with the other artifacts and no
 target that deploys int8 TFLite can pass.
+
+Without a source graph the fallback ladder cannot re-quantize layer by layer, but it has
+one rung here (:func:`widen_if_missed`): when the int8 file misses the label-free
+thresholds on the calibration split and every target of the group runs int16
+activations, ai-edge-quantizer's int16-activation recipe (a16w8) is tried and kept when
+it scores better; the stage detail records both scores and the cost.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import time
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
+from edgepipe.data import Dataset
 from edgepipe.errors import ToolFailed
+from edgepipe.metrics.compare import run_outputs
+from edgepipe.metrics.label_free import Thresholds, compare_outputs
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, LITERT, LITERT_ON_QUANTIZED, contained
@@ -24,9 +34,26 @@ log = logging.getLogger(__name__)
 STAGE = "quantize-tflite"
 
 
+#: Calibration samples the a16w8 rung scores int8 against a16w8 on (the ladder's label-free selection size).
+RUNG_SAMPLES = 64
+
+
 def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
-                              stages: StageLog) -> list[Artifact]:
-    """Int8 TFLite of every float TFLite artifact, through ai-edge-quantizer (static int8, min/max)."""
+                              stages: StageLog, widen: Thresholds | None = None) -> list[Artifact]:
+    """Int8 TFLite of every float TFLite artifact, through ai-edge-quantizer (static int8, min/max).
+
+    ``widen``: the label-free thresholds of a gated build whose targets all run int16 activations;
+    then :func:`widen_if_missed` may replace a file that misses them by its a16w8 twin.
+    """
+    made = _quantize_graphless(inputs, floats, folder, scratch, stages)
+    if widen is None or not made:
+        return made
+    source = next(a for a in floats if a.format == "tflite" and a.precision == "fp32")
+    return [widen_if_missed(inputs, source.path, a, scratch, stages, widen) for a in made]
+
+
+def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
+                        stages: StageLog) -> list[Artifact]:
     sources = [a for a in floats if a.format == "tflite" and a.precision == "fp32"]
     if not sources:
         return []
@@ -60,6 +87,53 @@ def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folde
             continue
         quantized.append(Artifact(path, "tflite", "int8"))
     return quantized
+
+
+def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
+    """Lowest output cosine of ``path`` against ``float_path`` on ``data``, and the thresholds it misses."""
+    reference, got = run_outputs(float_path, data, RUNG_SAMPLES), run_outputs(path, data, RUNG_SAMPLES)
+    agreements = [compare_outputs(n, r, g) for n, r, g in zip(reference.names, reference.arrays, got.arrays)]
+    return min(a.cosine for a in agreements), [f for a in agreements for f in thresholds.failures(a)]
+
+
+def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scratch: Path, stages: StageLog,
+                    thresholds: Thresholds) -> Artifact:
+    """``int8``, or its a16w8 twin (int16 activations, int8 weights) when int8 misses ``thresholds``.
+
+    Decided on the calibration split only (the evaluation split judges the kept file); the
+    twin is kept when it misses fewer thresholds or has the higher lowest cosine there.
+    """
+    from edgepipe.quantize.tflite_aiedge import quantize_float_tflite
+
+    assert inputs.calibration is not None
+    name, start = f"{STAGE}-a16w8", time.perf_counter()
+    samples = min(len(inputs.calibration), RUNG_SAMPLES)
+    with contained(LITERT_ON_QUANTIZED):
+        cosine, missed = _score(float_path, int8.path, inputs.calibration, thresholds)
+    if not missed:
+        stages.ran(name, time.perf_counter() - start, f"int8 met the label-free thresholds on {samples} calibration "
+                   f"samples (lowest output cosine {cosine:.4f}): kept, int16 activations not tried")
+        return int8
+    wide_path = scratch / "a16w8" / int8.path.name
+    wide_path.parent.mkdir(exist_ok=True)
+    try:
+        with contained(AI_EDGE_QUANTIZER):
+            quantize_float_tflite(float_path, wide_path, inputs.calibration, scratch, activation_bits=16)
+        _check_runs(wide_path, inputs)
+        with contained(LITERT_ON_QUANTIZED):
+            wide_cosine, wide_missed = _score(float_path, wide_path, inputs.calibration, thresholds)
+    except ToolFailed as failure:
+        stages.fail(name, failure)
+        return int8
+    kept = (len(wide_missed), -wide_cosine) < (len(missed), -cosine)
+    stages.ran(name, time.perf_counter() - start,
+               f"int8 missed on {samples} calibration samples ({missed[0]}); ai-edge-quantizer int16 activations "
+               f"(a16w8): lowest output cosine {cosine:.4f} -> {wide_cosine:.4f}, "
+               + ("a16w8 kept (2x activation memory and bandwidth)" if kept else "int8 kept"))
+    if not kept:
+        return int8
+    shutil.copyfile(wide_path, int8.path)
+    return Artifact(int8.path, "tflite", "mixed")
 
 
 def _check_runs(path: Path, inputs: BuildInputs) -> None:

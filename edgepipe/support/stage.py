@@ -17,10 +17,15 @@ log = logging.getLogger(__name__)
 
 
 def deployed_artifact(profile: TargetProfile, artifacts: tuple[Artifact, ...]) -> Artifact | None:
-    """The artifact this target runs: its checked format and precision, else any artifact of that format."""
+    """The artifact this target runs: its checked format and precision, else any artifact of that format.
+
+    An int8 target runs the quantized file whether it is plain int8 or mixed precision (some layers kept in
+    int16 activations or float by the ladder): checking the float twin instead would place float ops.
+    """
     wanted = profile.artifact
     same_format = [a for a in artifacts if a.format == wanted.format]
-    exact = [a for a in same_format if a.precision == wanted.precision]
+    precisions = ("int8", "mixed") if wanted.precision == "int8" else (wanted.precision,)
+    exact = sorted((a for a in same_format if a.precision in precisions), key=lambda a: precisions.index(a.precision))
     return next(iter(exact or same_format), None)
 
 

@@ -66,3 +66,42 @@ def test_same_recipe_on_the_same_float_model_is_quantized_once(tiny, tmp_path, c
     reused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reused the quantization")]
     assert reused == [f"reused the quantization of {first} for b.onnx"]
     assert second.read_bytes() == first.read_bytes() and other.read_bytes() != first.read_bytes()
+
+
+def _stage_inputs(tmp_path, labels):
+    from edgepipe.artifacts import Artifact
+    from edgepipe.data import Dataset
+    from edgepipe.load import load_model
+    from edgepipe.stages.inputs import BuildInputs
+    from edgepipe.targets import load_profile
+
+    source = _hardswish_model(tmp_path / "model.onnx")
+    x = np.random.default_rng(1).uniform(-4, 4, (8, 2, 5, 5)).astype(np.float32)
+    data = Dataset(tmp_path / "data.npz", (x,), labels, "3" * 64)
+    inputs = BuildInputs(model=load_model(source), calibration=data, evaluation=data,
+                         targets=(load_profile("host-cpu"),))
+    folder = tmp_path / "artifacts"
+    folder.mkdir()
+    return inputs, [Artifact(source, "onnx", "fp32")], folder
+
+
+def test_a_host_form_that_misses_the_label_free_gate_is_left_out_with_the_reason(tmp_path):
+    """The QOperator form is plain min/max PTQ of the float model: when it misses accuracy.min_cosine on the
+    calibration samples of a label-free build, it is not offered (it would fail the target whatever the
+    ladder made of model_int8.onnx); with a gate it meets, or with labels, it stays."""
+    from edgepipe.stage_log import StageLog
+    from edgepipe.stages.host_forms import host_forms_stage
+
+    inputs, artifacts, folder = _stage_inputs(tmp_path, None)
+    stages = StageLog()
+    forms, cosines = host_forms_stage(inputs, artifacts, folder, tmp_path, stages, min_cosine=1.0 + 1e-9)
+    assert forms == [] and "model_int8_qoperator.onnx" not in cosines
+    assert not (folder / "model_int8_qoperator.onnx").exists()
+    (skipped,) = [r for r in stages.records if r.name == "host-forms:model_int8_qoperator.onnx"]
+    assert skipped.status == "skipped" and "< accuracy.min_cosine" in skipped.detail
+    kept, cosines = host_forms_stage(inputs, artifacts, folder, tmp_path, StageLog(), min_cosine=0.5)
+    assert [f.key for f in kept] == ["model_int8_qoperator.onnx"] and cosines["model_int8_qoperator.onnx"] > 0.5
+    (tmp_path / "labelled").mkdir()
+    labelled, _, _ = _stage_inputs(tmp_path / "labelled", np.zeros(8, np.int64))
+    kept, _ = host_forms_stage(labelled, artifacts, folder, tmp_path, StageLog(), min_cosine=1.0 + 1e-9)
+    assert [f.key for f in kept] == ["model_int8_qoperator.onnx"]  # top-1 gate: cosine is not the measure

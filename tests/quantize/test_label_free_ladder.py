@@ -7,6 +7,8 @@ must decide without reading it.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -81,3 +83,38 @@ def test_ladder_stops_at_the_first_step_that_holds_on_calibration_split(tmp_path
     assert report.met and report.final_step == "ptq" and [s.step for s in report.steps] == ["ptq"]
     assert report.decided_on.startswith("calibration (no data.selection given) split, 12 samples")
     assert kept[0].precision == "int8"
+
+
+def test_mixed_precision_ranks_once_then_bisects(strict, tmp_path: Path) -> None:
+    """A gate between what calibration reaches and what keeping the whole budget reaches: mixed precision holds
+    with the fewest top-ranked nodes, found in about log2(budget) tries rather than one try per layer."""
+    _, loose = strict
+    steps = {s.step: s for s in loose.steps}
+    reached = steps["mixed"].selection["onnx"].min_cosine
+    before = steps["calibration"].selection["onnx"].min_cosine
+    assert reached > before, "keeping the budget above int8 must improve on plain PTQ"
+    kept, report = run_ladder(_context(tmp_path, (reached + before) / 2, selection=True))
+    mixed = {s.step: s for s in report.steps}["mixed"]
+    assert report.met and report.final_step == "mixed" and mixed.status == "met"
+    nodes = int(re.search(r"of (\d+) nodes", steps["mixed"].cost).group(1))  # type: ignore[union-attr]
+    budget = int(SETTINGS.mixed_budget * nodes)
+    tries = [part for part in mixed.note.split("; ") if part.startswith("onnx: top ")]
+    assert 1 <= len(mixed.kept_layers["onnx"]) <= budget
+    assert len(tries) <= 1 + max(1, budget).bit_length(), mixed.note
+    assert "onnx: ranking: " in mixed.note
+    assert kept[0].precision == "mixed"
+
+
+def test_when_no_cut_holds_every_activation_int16_is_tried_last(tmp_path: Path) -> None:
+    """Error spread over the whole graph: a target that runs int16 activations gets the whole-model a16w8 try
+    (ONNX Runtime QDQ with int16 activations); it is kept when it scores best, and its cost says so."""
+    context = _context(tmp_path, 0.999999, selection=True)
+    context.settings = replace(context.settings, precisions=("int8", "a16w8"))
+    context.thresholds = Thresholds(min_cosine=0.999999, min_sqnr_db=150.0)  # no cut of the ranking reaches it
+    kept, report = run_ladder(context)
+    mixed = {s.step: s for s in report.steps}["mixed"]
+    assert "onnx: every activation -> a16w8: cosine" in mixed.note, mixed.note
+    calibration = {s.step: s for s in report.steps}["calibration"]
+    if mixed.recipe["onnx"].endswith("/a16w8"):
+        assert "every activation int16" in mixed.cost and kept[0].precision == "mixed"
+        assert mixed.selection["onnx"].min_cosine >= calibration.selection["onnx"].min_cosine

@@ -76,14 +76,17 @@ def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     steps = {s["step"]: s for s in _report(folder)["quantization"]["steps"]}
     assert list(steps) == ["ptq", "calibration", "mixed", "qat"]
     calibration = steps["calibration"]
-    assert len(calibration["candidates"]) == 14  # 3 methods x 2 granularities x 2 symmetries (ONNX) + 2 (TFLite)
+    # ONNX: 3 methods, then the 3 other granularity x symmetry settings of the best one; TFLite: 2 granularities
+    assert len(calibration["candidates"]) == 8
     assert {c["format"] for c in calibration["candidates"]} == {"onnx", "tflite"}
     assert all(c["sqnr_db"] > 0 and 0 <= c["flips_points"] <= 100 for c in calibration["candidates"])
     mixed = steps["mixed"]
     assert mixed["status"] == "missed" and "onnx:" in mixed["cost"] and "tflite:" in mixed["cost"]
     assert 1 <= sum(len(k) for k in mixed["kept_layers"].values()) <= 2  # budget: 25% of 4 (ONNX) / 5 (TFLite) layers
     assert {k["precision"] for k in mixed["kept_layers"]["tflite"]} <= {"float"}  # no per-layer int16 in TFLite
-    assert mixed["kept_layers"]["onnx"][0]["precision"] == "a16w8"  # host-cpu runs int16: the cheaper one first
+    # nothing holds on nobn: the best-scoring of the tries (whole budget per precision, then top 1, 2, … in float)
+    assert {k["precision"] for k in mixed["kept_layers"]["onnx"]} <= {"a16w8", "float"}
+    assert "onnx: top " in mixed["note"] and "-> a16w8" in mixed["note"]  # host-cpu runs int16: tried first
     qat = steps["qat"]
     assert qat["status"] == "missed" and set(qat["accuracy"]) == {"onnx", "tflite"}
     assert all(sel["flips_points"] > 1.0 for sel in qat["selection"].values())

@@ -33,6 +33,7 @@ def test_edge_tpu_running_every_op_on_the_cpu_fails_compatibility(built: tuple[B
     verdict, reason, evidence = decide(VerdictInputs(edge_tpu, report.artifacts, report.accuracy, on_cpu))
     assert verdict == "fail"
     assert "0.0% of MACs on the accelerator < 90% required" in reason
+    assert "puts CONV_2D" in reason and "next step: see the report's support table" in reason  # what to do
     assert [(e.requirement, e.outcome) for e in evidence] == [
         ("int8 artifact", "met"), ("accuracy", "met"), ("compatibility", "failed")]
     on_tpu = check_model(folder / "model_int8.tflite", edge_tpu)

@@ -104,3 +104,16 @@ def ladder(report: BuildReport) -> str:
         return "–"
     steps = " → ".join(f"{s.step}:{s.status}" for s in quant.steps) or "none"
     return f"{steps} (final {quant.final_step or '–'})"
+
+
+def ladder_cost(report: BuildReport) -> list[str]:
+    """The price of what the ladder kept, one cell each: final step, layers kept above int8 per format, their
+    cost, int8 sizes (KiB), the ladder's wall time (s), and a16w8 TFLite when that rung ran."""
+    quant = report.quantization
+    final = next((s for s in quant.steps if s.step == quant.final_step), None) if quant else None
+    kept = ", ".join(f"{fmt} {len(layers)}" for fmt, layers in final.kept_layers.items()) if final else ""
+    sizes = ", ".join(f"{a.path} {a.size_bytes / 1024:.0f}" for a in report.artifacts if a.precision != "fp32")
+    rung = next((s.detail for s in report.stages if s.name == "quantize-tflite-a16w8"), "")
+    seconds = sum(s.seconds for s in quant.steps) if quant else 0.0
+    return [final.step if final else "–", kept or "–", (final.cost if final else "") or "–", sizes or "–",
+            f"{seconds:.0f}" if quant else "–", rung or "–"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
+from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import CandidateScore, StepOutcome
 from edgepipe.quantize.steps.common import quantize_all
+from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 
 
 def candidates(context: LadderContext, fmt: str) -> list[QuantRecipe]:
@@ -19,24 +22,58 @@ def candidates(context: LadderContext, fmt: str) -> list[QuantRecipe]:
             for m, g, s in itertools.product(methods, settings.granularities, symmetric)]
 
 
-def calibration_step(context: LadderContext) -> StepResult:
-    """(b) Every allowed calibration method × granularity × activation symmetry; the best on the selection split."""
-    outcome = StepOutcome(step="calibration", title="PTQ, best calibration on the selection split", status="skipped")
+def _rounds(context: LadderContext, fmt: str) -> tuple[list[QuantRecipe], Callable[[QuantRecipe], list[QuantRecipe]]]:
+    """Two rounds over :func:`candidates`: every method at the start granularity (asymmetric activations),
+    then the other granularity / symmetry settings of the best method only.
+
+    Each calibration method costs a full calibration pass (histograms for percentile and entropy),
+    the other settings only a rewrite from the cached ranges: this tries every method and every
+    setting, but not every product of them (6 of 12 tries, 4 of 6 calibration passes by default).
+    """
+    every = candidates(context, fmt)
+    start = context.settings.start.per_channel
+    first = [r for r in every if r.per_channel == start and not r.symmetric_activations] or every[:1]
+    return first, lambda best: [r for r in every if r.method == best.method and r not in first]
+
+
+def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome: StepOutcome,
+          best: tuple[Fidelity, QuantRecipe] | None, failed: list[str]) -> tuple[Fidelity, QuantRecipe] | None:
+    """Score ``recipes`` on the selection split (each recorded as a candidate); the best of them and ``best``.
+
+    A setting the quantizer fails on is appended to ``failed`` (one line: setting, tool, message) and skipped.
+    """
     folder = context.folder("calibration")
+    for recipe in recipes:
+        out = folder / f"candidate_{len(outcome.candidates) + len(failed)}{SUFFIX[fmt]}"
+        try:  # one calibrator the quantizer cannot run (e.g. a histogram over a degenerate range) costs one candidate
+            with contained(ORT_QUANTIZER if fmt == "onnx" else TFLITE_CONVERTER):
+                path = context.quantize(fmt, recipe, out)
+        except ToolFailed as failure:
+            failed.append(f"{fmt} {recipe.label}: {failure.tool} failed: {failure.message}")
+            continue
+        score = context.fidelity(fmt, path)
+        outcome.candidates.append(CandidateScore(format=fmt, recipe=recipe.label,  # type: ignore[arg-type]
+                                                 selection_accuracy=score.accuracy, flips_points=score.flips_points,
+                                                 sqnr_db=score.sqnr_db, min_cosine=score.cosine))
+        if best is None or score.better_than(best[0]):
+            best = (score, recipe)
+    return best
+
+
+def calibration_step(context: LadderContext) -> StepResult:
+    """(b) Every allowed calibration method, then granularity × activation symmetry of the best one; the best
+    on the selection split."""
+    outcome = StepOutcome(step="calibration", title="PTQ, best calibration on the selection split", status="skipped")
     chosen: dict[str, QuantRecipe] = {}
+    failed: list[str] = []
     for fmt in context.formats:
-        best: tuple[Fidelity, QuantRecipe] | None = None
-        for i, recipe in enumerate(candidates(context, fmt)):
-            score = context.fidelity(fmt, context.quantize(fmt, recipe, folder / f"candidate_{i}{SUFFIX[fmt]}"))
-            outcome.candidates.append(CandidateScore(format=fmt, recipe=recipe.label,  # type: ignore[arg-type]
-                                                     selection_accuracy=score.accuracy,
-                                                     flips_points=score.flips_points, sqnr_db=score.sqnr_db,
-                                                     min_cosine=score.cosine))
-            if best is None or score.better_than(best[0]):
-                best = (score, recipe)
-        assert best is not None
-        chosen[fmt] = best[1]
+        first, then = _rounds(context, fmt)
+        best = _best(context, fmt, first, outcome, None, failed)
+        best = _best(context, fmt, then(best[1]) if best else [], outcome, best, failed)
+        chosen[fmt] = best[1] if best else context.best_recipe.get(fmt, context.settings.start)
     context.best_recipe = chosen
     outcome.recipe = {f: r.label for f, r in chosen.items()}
-    outcome.note = f"{len(outcome.candidates)} settings scored on the {context.describe_decisions()}"
+    outcome.note = (f"{len(outcome.candidates)} settings scored on the {context.describe_decisions()} (every method, "
+                    "then the other granularities and activation symmetries of the best method)"
+                    + ("; left out, the quantizer failed: " + "; ".join(failed) if failed else ""))
     return StepResult(outcome, quantize_all(context, "calibration", chosen))

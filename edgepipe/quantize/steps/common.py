@@ -10,8 +10,9 @@ from edgepipe.quantize.recipe import QuantRecipe
 
 
 def artifact_of(fmt: str, path: Path, recipe: QuantRecipe) -> Artifact:
-    """The artifact record of a quantized file: ``mixed`` when some layers stay above int8."""
-    return Artifact(path, fmt, "mixed" if recipe.is_mixed else "int8")  # type: ignore[arg-type]
+    """The artifact record of a quantized file: ``mixed`` when some layers (or all activations) stay above int8."""
+    wide = recipe.is_mixed or recipe.activation_bits != 8
+    return Artifact(path, fmt, "mixed" if wide else "int8")  # type: ignore[arg-type]
 
 
 def quantize_all(context: LadderContext, step: str, recipes: dict[str, QuantRecipe]) -> dict[str, Artifact]:

@@ -1,17 +1,19 @@
 """(c) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
 
-ONNX first tries the groups its structure suspects (:mod:`edgepipe.quantize.sensitive_ops`:
-Softmax, Sigmoid/HardSigmoid/HardSwish, LayerNorm, the first and last weight
-layers); when those are not enough, the weight layers in order of measured
-sensitivity. TFLite tries the measured order. Each candidate gets the cheapest
-precision the target allows that improves the selection score; the step stops when
-the stopping rule holds or the budget (``mixed_budget`` × nodes) is spent.
+One ranking, fixed before any try: for ONNX the groups its structure suspects
+(:mod:`edgepipe.quantize.sensitive_ops`: Softmax, Sigmoid/HardSigmoid/HardSwish,
+LayerNorm, the first and last weight layers), then the weight layers in order of
+measured sensitivity; for TFLite the measured order. The step keeps the top ``k``
+nodes of that ranking above int8, in the cheapest precision the target allows that
+holds with the whole budget (``mixed_budget`` × nodes) kept, ``k`` found by bisection
+(a greedy try per layer would be hours on a detector with hundreds of layers).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import preprocess
@@ -29,13 +31,22 @@ def higher_precisions(context: LadderContext, fmt: str) -> tuple[LayerPrecision,
 
 
 class _Search:
-    """Greedy raising of node groups for one format, each candidate scored on the selection split."""
+    """Keep the ``k`` top-ranked nodes above int8, ``k`` found by bisection on the selection split.
+
+    The ranking is fixed once (structural suspects, then measured sensitivity), so a model
+    with hundreds of layers costs about ``2 + log2(budget)`` quantize-and-score tries, not
+    one per layer: each precision is first tried with the whole budget kept; the cheapest
+    that holds there is bisected down to the fewest top-ranked nodes that still hold.
+    This assumes keeping more of the ranking never hurts, which is what the ranking is for;
+    when nothing holds with the whole budget, the top 1, 2, 4, … are tried too and the best kept.
+    """
 
     def __init__(self, context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...], budget: int):
         self.context, self.fmt, self.precisions, self.budget = context, fmt, precisions, budget
         self.folder = context.folder(f"mixed_{fmt}")
         self.tries = itertools.count()
-        self.recipe = context.best_recipe.get(fmt, context.settings.start)
+        self.start = context.best_recipe.get(fmt, context.settings.start)
+        self.recipe = self.start
         self.score = self._score(self.recipe)
         self.trail: list[str] = []
 
@@ -51,58 +62,127 @@ class _Search:
     def holds(self) -> bool:
         return self.context.meets(self.fmt, self.score)
 
-    def walk(self, groups: list[NodeGroup]) -> None:
-        """Try ``groups`` in order until the stopping rule holds or the budget is spent."""
-        done = set(self.recipe.keep_a16w8) | set(self.recipe.keep_float)
-        for group in groups:
-            nodes = tuple(n for n in group.nodes if n not in done)
-            if self.holds or not nodes:
-                continue
-            if self.kept + len(nodes) > self.budget:
-                self.trail.append(f"{group.reason}: over the budget of {self.budget} nodes")
-                continue
-            for precision in self.precisions:
-                candidate = self.recipe
-                for node in nodes:
-                    candidate = candidate.raising(node, precision)
-                score = self._score(candidate)
-                if score.better_than(self.score):
-                    self.trail.append(f"{group.reason} -> {precision}: cosine {self.score.cosine:.4f} -> "
-                                      f"{score.cosine:.4f}, SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB")
-                    self.recipe, self.score = candidate, score
-                    done.update(nodes)
-                    break
+    def _keeping(self, nodes: list[str], precision: LayerPrecision) -> QuantRecipe:
+        recipe = self.start
+        for node in nodes:
+            recipe = recipe.raising(node, precision)
+        return recipe
+
+    def _line(self, what: str, score: Fidelity) -> str:
+        return (f"{what}: cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, SQNR {self.score.sqnr_db:.1f} -> "
+                f"{score.sqnr_db:.1f} dB{'' if self.context.meets(self.fmt, score) else ' (misses)'}")
+
+    def search(self, ranked: list[NodeGroup]) -> None:
+        """Bisect on how many of ``ranked``'s nodes (in order, within the budget) to keep above int8."""
+        nodes = list(dict.fromkeys(n for group in ranked for n in group.nodes))
+        if self.holds or not nodes:
+            return
+        if len(nodes) > self.budget:
+            self.trail.append(f"ranking of {len(nodes)} nodes cut to the budget of {self.budget}")
+            nodes = nodes[:self.budget]
+        self.trail.append("ranking: " + ", ".join(group.reason for group in ranked[:6])
+                          + (", …" if len(ranked) > 6 else ""))
+        best: tuple[Fidelity, QuantRecipe] | None = None
+        for precision in self.precisions:
+            candidate = self._keeping(nodes, precision)
+            score = self._score(candidate)
+            self.trail.append(self._line(f"top {len(nodes)} -> {precision}", score))
+            if self.context.meets(self.fmt, score):
+                self._bisect(nodes, precision, candidate, score)
+                return
+            if score.better_than(best[0] if best else self.score):
+                best = (score, candidate)
+        best = self._prefixes(nodes, best)
+        best = self._whole_model(best)
+        if best is not None:
+            self.recipe, self.score = best[1], best[0]
+        else:
+            self.trail.append("no precision improved the selection score")
+
+    def _prefixes(self, nodes: list[str], best: tuple[Fidelity, QuantRecipe] | None
+                  ) -> tuple[Fidelity, QuantRecipe] | None:
+        """Nothing held with the whole cut: the top 1, 2, 4, … nodes in the most precise precision, in case
+        fewer nodes score better (noise of a small split, or a range one kept layer widens for the next).
+        Stops at the first that holds; returns the best of everything tried that beats int8 (None if none)."""
+        precision = self.precisions[-1]
+        count = 1
+        while count < len(nodes):
+            candidate = self._keeping(nodes[:count], precision)
+            score = self._score(candidate)
+            self.trail.append(self._line(f"top {count} -> {precision}", score))
+            if score.better_than(best[0] if best else self.score):
+                best = (score, candidate)
+            if self.context.meets(self.fmt, score):
+                break
+            count *= 2
+        return best
+
+    def _whole_model(self, best: tuple[Fidelity, QuantRecipe] | None) -> tuple[Fidelity, QuantRecipe] | None:
+        """Last resort when no cut of the ranking holds and the target runs int16 activations: every activation
+        int16 (the error was spread over the whole graph, not in a few layers). Kept when it scores best."""
+        if "a16w8" not in self.precisions:
+            return best
+        candidate = replace(self.start, activation_bits=16)
+        score = self._score(candidate)
+        self.trail.append(self._line("every activation -> a16w8", score))
+        if score.better_than(best[0] if best else self.score):
+            return score, candidate
+        return best
+
+    def _bisect(self, nodes: list[str], precision: LayerPrecision, recipe: QuantRecipe, score: Fidelity) -> None:
+        """The fewest top-ranked ``nodes`` kept in ``precision`` that still hold (``len(nodes)`` holds)."""
+        low, high = 0, len(nodes)  # keeping `low` misses, keeping `high` holds
+        while high - low > 1:
+            middle = (low + high) // 2
+            candidate = self._keeping(nodes[:middle], precision)
+            trial = self._score(candidate)
+            self.trail.append(self._line(f"top {middle} -> {precision}", trial))
+            if self.context.meets(self.fmt, trial):
+                high, recipe, score = middle, candidate, trial
             else:
-                self.trail.append(f"{group.reason}: no precision improved the selection score")
+                low = middle
+        self.recipe, self.score = recipe, score
 
 
 def _ranked_layers(context: LadderContext, fmt: str) -> list[NodeGroup]:
-    """Weight layers of ``fmt``, most sensitive first (isolated SQNR, else accumulated)."""
-    ranked: list[tuple[float, str]] = []
+    """Weight layers of ``fmt``, most sensitive first.
+
+    Isolated SQNR when it was measured (lowest first); else the error each layer adds in the
+    fully quantized model (``added_noise_db``, largest first): the accumulated SQNR alone would rank
+    the deepest layers first whatever they add. Layers without either follow, by accumulated SQNR.
+    """
+    ranked: list[tuple[tuple[int, float], str, str]] = []
     for row in context.sensitivity:
-        value = row.isolated_sqnr_db if row.isolated_sqnr_db is not None else row.accumulated_sqnr_db
-        if row.format == fmt and value is not None:
-            ranked.append((value, row.layer))
-    return [NodeGroup(f"layer {layer} ({value:.1f} dB)", (layer,)) for value, layer in sorted(ranked)]
+        if row.format != fmt:
+            continue
+        if row.isolated_sqnr_db is not None:
+            ranked.append(((0, row.isolated_sqnr_db), row.layer, f"{row.isolated_sqnr_db:.1f} dB alone"))
+        elif row.added_noise_db is not None:
+            ranked.append(((0, -row.added_noise_db), row.layer, f"adds noise at {row.added_noise_db:.1f} dB"))
+        elif row.accumulated_sqnr_db is not None:
+            ranked.append(((1, row.accumulated_sqnr_db), row.layer, f"{row.accumulated_sqnr_db:.1f} dB"))
+    return [NodeGroup(f"layer {layer} ({what})", (layer,)) for _, layer, what in sorted(ranked)]
 
 
 def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...]) -> tuple[_Search, int]:
-    """Structural groups first (ONNX), then measured sensitivity; returns the search and the node count."""
+    """Rank once, then bisect; the node count too.
+
+    ONNX: the structural suspects first, then the layers by the noise each adds; when every layer's
+    isolated effect on the outputs was measured (up to 24 weight layers), that order comes first.
+    """
+    if not context.sensitivity:
+        measure_sensitivity(context)
+    measured = _ranked_layers(context, fmt)
     if fmt == "onnx":
         prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
-        nodes = quantizable_nodes(prepared)
-        search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-        search.walk(sensitive_groups(prepared))
+        # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
+        isolated = any(r.format == fmt and r.isolated_sqnr_db is not None for r in context.sensitivity)
+        suspects = sensitive_groups(prepared)
+        nodes, ranked = quantizable_nodes(prepared), (measured + suspects if isolated else suspects + measured)
     else:
-        search = None
-    if search is None or not search.holds:
-        if not context.sensitivity:
-            measure_sensitivity(context)
-        ranked = _ranked_layers(context, fmt)
-        if search is None:
-            nodes = len(ranked)
-            search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-        search.walk(ranked)
+        nodes, ranked = len(measured), measured
+    search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
+    search.search(ranked)
     return search, nodes
 
 
@@ -123,7 +203,8 @@ def mixed_step(context: LadderContext) -> StepResult:
         kept = [KeptLayer(layer=name, precision="a16w8") for name in search.recipe.keep_a16w8]
         kept += [KeptLayer(layer=name, precision="float") for name in search.recipe.keep_float]
         outcome.kept_layers[fmt] = kept
-        costs.append(_cost(fmt, kept, nodes))
+        costs.append(_cost(fmt, kept, nodes) if search.recipe.activation_bits == 8 else
+                     f"{fmt}: every activation int16 (a16w8 whole model: 2x activation memory and bandwidth)")
         trail += [f"{fmt}: {line}" for line in search.trail]
     outcome.recipe = {f: r.label for f, r in recipes.items()}
     outcome.cost = "; ".join(costs)
