@@ -137,7 +137,8 @@ def fold_constant_divisions(graph: object) -> int:
         divisor = _scalar(initializers, node.input[1]) if node.op_type == "Div" and len(node.input) == 2 else None
         dq = producer.get(node.input[0]) if divisor is not None and divisor > 0 else None
         quants = consumers.get(node.output[0], [])
-        if dq is None or dq.op_type != "DequantizeLinear" or not quants or node.output[0] in outputs:
+        if divisor is None or dq is None or dq.op_type != "DequantizeLinear" or not quants \
+                or node.output[0] in outputs:
             continue
         if not all(q.op_type == "QuantizeLinear" and q.output[0] not in outputs  # type: ignore[attr-defined]
                    and _same_quantization(initializers, dq, q, divisor) for q in quants):

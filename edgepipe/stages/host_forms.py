@@ -28,24 +28,26 @@ def needs_host_forms(targets: tuple[object, ...]) -> bool:
 
 
 def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
-                     stages: StageLog) -> tuple[list[Artifact], dict[str, float]]:
-    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine."""
+                     stages: StageLog) -> tuple[list[Artifact], tuple[dict[str, float], dict[str, float]]]:
+    """For a group with a CPU target: the host int8 forms (U8S8 QOperator ONNX, the build's QDQ ONNX with uint8
+    activations), and every int8 form's output cosine (as the host computes it; exact int8 semantics)."""
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
-        return [], {}
+        return [], ({}, {})
     try:  # a quantizer or runtime failure loses the extra form, never the build
-        with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
+        with stages.stage(STAGE, "ONNX Runtime QOperator and QDQ with uint8 activations x int8 weights; output "
                                  "cosine of every int8 form on calibration samples"), \
                 contained(ORT_QUANTIZER), contained(LITERT):
             forms = host_forms(artifacts, inputs.calibration, folder, scratch)
             return forms, form_fidelity(artifacts + forms, inputs.calibration)
     except ToolFailed as failure:
         stages.fail(STAGE, failure, artifact="model_int8_qoperator.onnx")
-        return [], {}
+        return [], ({}, {})
 
 
-def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],
-                     threads: int | None) -> HostMeasurement | None:
-    """The group's measurement session with each int8 artifact's output cosine (host-cpu groups only)."""
+def host_measurement(inputs: BuildInputs, cosine: tuple[dict[str, float], dict[str, float]],
+                     latency: dict[str, LatencyResult], threads: int | None) -> HostMeasurement | None:
+    """The group's measurement session with each int8 artifact's output cosine, as the host computes it and with
+    exact int8 semantics (host-cpu groups only)."""
     if not needs_host_forms(inputs.targets) or not latency:
         return None
-    return HostMeasurement(latency=latency, cosine=cosine, threads=threads)
+    return HostMeasurement(latency=latency, cosine=cosine[0], threads=threads, reference_cosine=cosine[1])
