@@ -4,12 +4,13 @@ Int8 is not automatically faster on a host CPU. ONNX Runtime's x86 kernels
 multiply uint8 activations by int8 weights (U8S8: VPMADDUBSW on AVX2, VPDPBUSD
 with VNNI); int8 × int8 activations first have to be shifted to uint8. So
 besides the build's QDQ ``model_int8.onnx`` (int8 × int8, what NPUs want) and
-``model_int8.tflite``, host-cpu gets ``model_int8_qoperator.onnx``: QOperator form
-(QLinearConv, QLinearMul, …), uint8 activations × int8 per-channel weights,
-calibrated afresh with plain min/max; and ``model_int8_qdq_u8.onnx``: the build's
-own QDQ model (the ladder's result: its recipe, ranges, layers kept in float or int16)
-with uint8 activations, which ONNX Runtime fuses into the same U8S8 kernels
-(:mod:`edgepipe.bench.qdq_uint8`).
+``model_int8.tflite``, host-cpu gets ``model_int8_qdq_u8.onnx``: the build's own QDQ
+model (the ladder's result: its recipe, ranges, layers kept in float or int16) with
+uint8 activations, which ONNX Runtime fuses into its U8S8 kernels (QLinearConv,
+QLinearMul, …; :mod:`edgepipe.bench.qdq_uint8`) — the same integers, no second
+calibration. Without a QDQ model to shift, ``model_int8_qoperator.onnx``: QOperator
+form, uint8 activations × int8 per-channel weights, calibrated afresh with min/max
+(also what ``edgepipe bench --int8-forms`` makes from a float model).
 
 Every form carries its output cosine against its fp32 original on calibration
 samples (never the evaluation split), as this host computes it (fused kernels:
@@ -151,23 +152,25 @@ def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
 
 
 def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
-    """The extra int8 forms host-cpu may deploy, written into ``folder``: the U8S8 QOperator ONNX, and the
-    build's QDQ ONNX with uint8 activations."""
-    float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
-    if float_onnx is None:
-        return []
-    forms = []
-    path = make_qoperator(float_onnx.path, folder / QOPERATOR_NAME, calibration, scratch)
-    if is_quantized(path):
-        forms.append(Artifact(path, "onnx", "int8"))
-    else:  # no op had a QOperator kernel (e.g. only ConvTranspose): not an int8 artifact
-        log.warning("%s left out: ONNX Runtime quantized no op of the model in QOperator form", path.name)
-        path.unlink()
+    """The extra int8 form host-cpu may deploy, written into ``folder``.
+
+    The build's QDQ ONNX with uint8 activations (:data:`QDQ_U8_NAME`): the ladder's result, fused by
+    ONNX Runtime into U8S8 kernels, made without a second calibration. Only when the build has no
+    int8 QDQ ONNX to shift (or nothing in it is int8): the U8S8 QOperator form, calibrated afresh.
+    """
     qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
     shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None
     if shifted is not None:
-        forms.append(Artifact(shifted, "onnx", "int8"))
-    return forms
+        return [Artifact(shifted, "onnx", "int8")]
+    float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
+    if float_onnx is None:
+        return []
+    path = make_qoperator(float_onnx.path, folder / QOPERATOR_NAME, calibration, scratch)
+    if not is_quantized(path):  # no op had a QOperator kernel (e.g. only ConvTranspose): not an int8 artifact
+        log.warning("%s left out: ONNX Runtime quantized no op of the model in QOperator form", path.name)
+        path.unlink()
+        return []
+    return [Artifact(path, "onnx", "int8")]
 
 
 def is_quantized(path: Path) -> bool:

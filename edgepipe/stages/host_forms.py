@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.bench.host_forms import HostMeasurement, form_fidelity, host_forms
+from edgepipe.bench.host_forms import QDQ_U8_NAME, HostMeasurement, form_fidelity, host_forms
 from edgepipe.errors import ToolFailed
 from edgepipe.latency import LatencyResult
 from edgepipe.stage_log import StageLog
@@ -29,18 +29,18 @@ def needs_host_forms(targets: tuple[object, ...]) -> bool:
 
 def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
                      stages: StageLog) -> tuple[list[Artifact], tuple[dict[str, float], dict[str, float]]]:
-    """For a group with a CPU target: the host int8 forms (U8S8 QOperator ONNX, the build's QDQ ONNX with uint8
-    activations), and every int8 form's output cosine (as the host computes it; exact int8 semantics)."""
+    """For a group with a CPU target: the host int8 form (the build's QDQ ONNX with uint8 activations, else a U8S8
+    QOperator ONNX), and every int8 form's output cosine (as the host computes it; exact int8 semantics)."""
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
         return [], ({}, {})
     try:  # a quantizer or runtime failure loses the extra form, never the build
-        with stages.stage(STAGE, "ONNX Runtime QOperator and QDQ with uint8 activations x int8 weights; output "
-                                 "cosine of every int8 form on calibration samples"), \
+        with stages.stage(STAGE, "ONNX Runtime QDQ with uint8 activations x int8 weights (else QOperator); "
+                                 "output cosine of every int8 form on calibration samples"), \
                 contained(ORT_QUANTIZER), contained(LITERT):
             forms = host_forms(artifacts, inputs.calibration, folder, scratch)
             return forms, form_fidelity(artifacts + forms, inputs.calibration)
     except ToolFailed as failure:
-        stages.fail(STAGE, failure, artifact="model_int8_qoperator.onnx")
+        stages.fail(STAGE, failure, artifact=QDQ_U8_NAME)
         return [], ({}, {})
 
 

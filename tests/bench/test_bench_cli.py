@@ -17,8 +17,8 @@ def test_bench_json_fp32_and_int8_side_by_side(reference_build, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     artifacts = {a["artifact"]: a for a in report["artifacts"]}
-    # the build also keeps model_int8_qoperator.onnx when that form was the fastest on this host
-    assert set(artifacts) - {"model_int8_qoperator.onnx"} == {"model.onnx", "model_int8.onnx", "model.tflite",
+    # the build also keeps model_int8_qdq_u8.onnx when that form was the fastest on this host
+    assert set(artifacts) - {"model_int8_qdq_u8.onnx"} == {"model.onnx", "model_int8.onnx", "model.tflite",
                                                              "model_int8.tflite"}
     for timing in artifacts.values():
         assert set(timing["stats"]) == STAT_KEYS
