@@ -18,9 +18,11 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,11 +44,21 @@ with open_runner(Path(sys.argv[1]), threads=1) as runner:
 '''
 
 
+TIMEOUT_S: float | None = None
+
+
 def _run(cmd: list[str], cwd: Path) -> tuple[int, int]:
-    """Exit code and peak RSS (bytes, the largest process of ``cmd``) of one fresh process."""
+    """Exit code and peak RSS (bytes, the largest process of ``cmd``) of one fresh process (killed, with its
+    children, after ``TIMEOUT_S``: exit code -9)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    timer = threading.Timer(TIMEOUT_S, os.killpg, (proc.pid, signal.SIGKILL)) if TIMEOUT_S else None
+    if timer is not None:
+        timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    if timer is not None:
+        timer.cancel()
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
 
 
@@ -72,6 +84,8 @@ def build(model: Path, out: Path) -> tuple[dict, int]:
     code, rss = _run([exe, "build", "-q", "--no-cache", "--config", str(model / "edgepipe.toml"),
                       "-t", "host-cpu", "--output", str(out)], out.parent)
     reports = list(out.glob("*/host-cpu/report.json"))
+    if code == -signal.SIGKILL:
+        raise RuntimeError(f"`edgepipe build` took longer than --timeout {TIMEOUT_S:g} s")
     if code not in (0, 2) or not reports:
         raise RuntimeError(f"`edgepipe build` exited {code}")
     return json.loads(reports[0].read_text()), rss
@@ -204,9 +218,12 @@ def main() -> None:
     parser.add_argument("models", nargs="+", type=Path, help="folders with edgepipe.toml, model and data")
     parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
     parser.add_argument("--steps", help="only these ladder steps, comma-separated (e.g. ptq,calibration)")
+    parser.add_argument("--timeout", type=float, help="seconds one build may take (then it is reported as such)")
     args = parser.parse_args()
+    global TIMEOUT_S
+    TIMEOUT_S = args.timeout
     steps = args.steps.split(",") if args.steps else None
-    global STEPS
+    global STEPS  # noqa: PLW0603 - read by render()
     STEPS = steps
     table = ["| model | int8 form | fp32 artifact, p50 (ms) | int8 p50 (ms) | int8 ÷ fp32 | output cosine (host / "
              "exact int8) | "
