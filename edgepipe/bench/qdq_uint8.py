@@ -54,6 +54,31 @@ def _int8_tensors_to_shift(graph: object) -> set[str]:
     return shift - keep
 
 
+def _consistent(graph: object, shifted: set[str]) -> bool:
+    """True when, after shifting ``shifted``, every DequantizeLinear that reads a computed tensor still reads what a
+    QuantizeLinear with a zero point of its own type (shifted or not alike) wrote."""
+    producer = {o: n for n in graph.node for o in n.output}  # type: ignore[attr-defined]
+    initializers = {t.name for t in graph.initializer}  # type: ignore[attr-defined]
+
+    def zero_point_shifted(node: object) -> bool:
+        inputs = node.input  # type: ignore[attr-defined]
+        return len(inputs) > 2 and inputs[2] in shifted
+
+    outputs = {o.name for o in graph.output}  # type: ignore[attr-defined]
+    for node in graph.node:  # type: ignore[attr-defined]
+        if node.op_type == "QuantizeLinear" and node.output[0] in outputs and zero_point_shifted(node):
+            return False  # an int8 graph output would change type
+        if node.op_type != "DequantizeLinear" or node.input[0] in initializers:
+            continue
+        source = producer.get(node.input[0])
+        if source is None or source.op_type != "QuantizeLinear":
+            if zero_point_shifted(node):
+                return False
+        elif zero_point_shifted(node) != zero_point_shifted(source):
+            return False
+    return True
+
+
 def uint8_activations(qdq: Path, out: Path) -> Path | None:
     """``qdq`` with every int8 activation (and activation-like constant) shifted to uint8, written to ``out``.
 
@@ -71,6 +96,10 @@ def uint8_activations(qdq: Path, out: Path) -> Path | None:
                      for i in n.input}
     if names & weight_inputs:
         log.info("%s: a zero point is shared by a weight and an activation; no uint8 form", qdq.name)
+        return None
+    if not _consistent(graph, names):
+        log.info("%s: a DequantizeLinear reads integers no QuantizeLinear of the same type wrote; no uint8 form",
+                 qdq.name)
         return None
     shifted = 0
     for index, tensor in enumerate(graph.initializer):
