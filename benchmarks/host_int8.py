@@ -231,7 +231,8 @@ def main() -> None:
     verdicts: list[str] = []
     fused: list[str] = []
     memory: list[tuple[str, int, int]] = []
-    largest = None
+    largest: tuple[str, int] | None = None
+    session: tuple[str, dict[str, int]] | None = None
     with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
         for model in args.models:
             out = Path(name) / model.name
@@ -240,7 +241,7 @@ def main() -> None:
             except RuntimeError as exc:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
                 if args.write:
-                    write(render(table, verdicts, memory, None, fused))
+                    write(render(table, verdicts, memory, session, fused))
                 continue
             table += rows(model.name, report)
             folder = next(out.glob("*/host-cpu"))
@@ -250,21 +251,15 @@ def main() -> None:
             verdicts.append(verdict(model.name, report))
             size = max(a["size_bytes"] for a in report["artifacts"])
             memory.append((model.name, rss, size))
-            if largest is None or size > largest[1]:
-                largest = (model.name, size, folder,
-                           report["performance"].get("deployment_artifact"))
-            text = render(table, verdicts, memory, None, fused)
+            if largest is None or size > largest[1]:  # the session alone, for the largest model so far
+                largest = (model.name, size)
+                deployed = report["performance"].get("deployment_artifact")
+                session = (model.name, {a: _run([sys.executable, "-c", _SESSION_ONLY, str(folder / a), str(ROOT)],
+                                                 Path(name))[1] for a in ("model.onnx", deployed) if a})
+            text = render(table, verdicts, memory, session, fused)
             print(text, flush=True)
             if args.write:
                 write(text)
-        if largest is not None:
-            session = {a: _run([sys.executable, "-c", _SESSION_ONLY, str(largest[2] / a), str(ROOT)], Path(name))[1]
-                       for a in ("model.onnx", largest[3]) if a}
-            text = render(table, verdicts, memory, (largest[0], session), fused)
-            print(text, flush=True)
-            if args.write:
-                write(text)
-
 
 if __name__ == "__main__":
     main()
