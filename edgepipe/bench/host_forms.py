@@ -173,6 +173,14 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     return [Artifact(path, "onnx", "int8")]
 
 
+def exact_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
+    """The artifact whose outputs under exact int8 semantics ``artifact``'s are (the build's QDQ model, for its
+    uint8-activation form: the same integers), so they are computed once; else None."""
+    if artifact.key != QDQ_U8_NAME:
+        return None
+    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
+
+
 def is_quantized(path: Path) -> bool:
     """True when the ONNX model at ``path`` has integer ops (a quantizer can leave every op float)."""
     import onnx  # heavy optional dependency
@@ -194,7 +202,10 @@ def form_fidelity(artifacts: list[Artifact], calibration: Dataset,
         if twin.path not in twins:
             twins[twin.path] = _outputs(twin.path, calibration, limit)
         host[artifact.key] = round(_cosine(twins[twin.path], _outputs(artifact.path, calibration, limit)), 6)
-        if artifact.format == "onnx":
+        same = exact_twin(artifact, artifacts)
+        if same is not None and same.key in reference:
+            reference[artifact.key] = reference[same.key]
+        elif artifact.format == "onnx":
             exact = _outputs(artifact.path, calibration, limit, reference_int8=True)
             reference[artifact.key] = round(_cosine(twins[twin.path], exact), 6)
     return host, reference
