@@ -55,8 +55,9 @@ def _int8_tensors_to_shift(graph: object) -> set[str]:
 
 
 def _consistent(graph: object, shifted: set[str]) -> bool:
-    """True when, after shifting ``shifted``, every DequantizeLinear that reads a computed tensor still reads what a
-    QuantizeLinear with a zero point of its own type (shifted or not alike) wrote."""
+    """True when, after shifting the int8 initializers ``shifted``, every DequantizeLinear still reads integers of
+    its zero point's type: a constant shifted with its zero point, or what a QuantizeLinear whose zero point was
+    shifted alike wrote; and no graph output changes type."""
     producer = {o: n for n in graph.node for o in n.output}  # type: ignore[attr-defined]
     initializers = {t.name for t in graph.initializer}  # type: ignore[attr-defined]
 
@@ -68,7 +69,11 @@ def _consistent(graph: object, shifted: set[str]) -> bool:
     for node in graph.node:  # type: ignore[attr-defined]
         if node.op_type == "QuantizeLinear" and node.output[0] in outputs and zero_point_shifted(node):
             return False  # an int8 graph output would change type
-        if node.op_type != "DequantizeLinear" or node.input[0] in initializers:
+        if node.op_type != "DequantizeLinear":
+            continue
+        if node.input[0] in initializers:  # a quantized constant: its integers and zero point change together
+            if (node.input[0] in shifted) != zero_point_shifted(node):
+                return False
             continue
         source = producer.get(node.input[0])
         if source is None or source.op_type != "QuantizeLinear":
@@ -90,7 +95,8 @@ def uint8_activations(qdq: Path, out: Path) -> Path | None:
 
     model = onnx.load(str(qdq))
     graph = model.graph
-    names = _int8_tensors_to_shift(graph)
+    int8 = {t.name for t in graph.initializer if t.data_type == onnx.TensorProto.INT8}
+    names = _int8_tensors_to_shift(graph) & int8
     weights = _weight_tensors(graph)
     weight_inputs = {i for n in graph.node if n.op_type == "DequantizeLinear" and n.output[0] in weights
                      for i in n.input}
