@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ BEGIN, END = "<!-- build_overhead.py:begin -->", "<!-- build_overhead.py:end -->
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from build_overhead_raw import RAW_KERAS, RAW_ONNX  # noqa: E402 - the scripts live beside this one
+from host_int8 import machine  # noqa: E402
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
@@ -155,8 +155,7 @@ def main() -> None:
     parser.add_argument("--all-targets", action="store_true", help="also time `edgepipe build --all-targets`")
     parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
     args = parser.parse_args()
-    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
-             f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, **shared with other "
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}, **shared with other "
              f"jobs** (absolute times drift; the ratios come from the same alternating rounds: raw, then edgepipe). "
              f"Up to {args.runs} rounds, fresh processes, `--no-cache`.", ""]
     sections: dict[str, list[str]] = {}

@@ -4,12 +4,20 @@ Int8 is not automatically faster on a host CPU. ONNX Runtime's x86 kernels
 multiply uint8 activations by int8 weights (U8S8: VPMADDUBSW on AVX2, VPDPBUSD
 with VNNI); int8 × int8 activations first have to be shifted to uint8. So
 besides the build's QDQ ``model_int8.onnx`` (int8 × int8, what NPUs want) and
-``model_int8.tflite``, host-cpu gets ``model_int8_qoperator.onnx``: QOperator form
-(QLinearConv, QLinearMul, …), uint8 activations × int8 per-channel weights.
+``model_int8.tflite``, host-cpu gets ``model_int8_qdq_u8.onnx``: the build's own QDQ
+model (the ladder's result: its recipe, ranges, layers kept in float or int16) with
+uint8 activations, which ONNX Runtime fuses into its U8S8 kernels (QLinearConv,
+QLinearMul, …; :mod:`edgepipe.bench.qdq_uint8`) — the same integers, no second
+calibration. Without a QDQ model to shift, ``model_int8_qoperator.onnx``: QOperator
+form, uint8 activations × int8 per-channel weights, calibrated afresh with min/max
+(also what ``edgepipe bench --int8-forms`` makes from a float model).
 
 Every form carries its output cosine against its fp32 original on calibration
-samples (never the evaluation split): a form that does not keep
-:data:`MIN_COSINE` cannot be the deployment artifact however fast it is.
+samples (never the evaluation split), as this host computes it (fused kernels:
+on AVX2 without VNNI the U8S8 multiply-add can saturate 16-bit pair sums) and,
+for ONNX forms, with exact int8 semantics (``reference_int8``, QDQ left unfused):
+a form whose host cosine is below :data:`MIN_COSINE` cannot be the deployment
+artifact however fast it is.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from edgepipe.artifacts import Artifact
+from edgepipe.bench.qdq_uint8 import uint8_activations
 from edgepipe.data import Dataset
 from edgepipe.latency import LatencyResult
 from edgepipe.load.onnx_quantized import quantized_kind
@@ -31,6 +40,7 @@ from edgepipe.runtimes import open_runner
 log = logging.getLogger(__name__)
 
 QOPERATOR_NAME = "model_int8_qoperator.onnx"
+QDQ_U8_NAME = "model_int8_qdq_u8.onnx"
 #: Smallest output cosine (int8 form vs its fp32 original) a deployment artifact must keep.
 MIN_COSINE = 0.99
 #: Calibration samples the QOperator form is calibrated on, and samples its fidelity is checked on.
@@ -43,12 +53,14 @@ class HostMeasurement:
     """One measurement session of a build: every artifact's latency at one thread count, and fidelity.
 
     ``latency``: artifact key → its timing, all from one interleaved run; ``cosine``:
-    int8 artifact key → output cosine against its fp32 original (0..1).
+    int8 artifact key → output cosine against its fp32 original (0..1) as this host computes it;
+    ``reference_cosine``: the same with exact int8 semantics (ONNX forms only).
     """
 
     latency: dict[str, LatencyResult]
     cosine: dict[str, float] = field(default_factory=dict)
     threads: int | None = None
+    reference_cosine: dict[str, float] = field(default_factory=dict)
 
 
 def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: Path) -> Path:
@@ -116,16 +128,21 @@ def divisions_as_products(path: Path, out: Path) -> Path:
     return out
 
 
-def output_cosine(reference: Path, candidate: Path, data: Dataset, limit: int = FIDELITY_SAMPLES) -> float:
-    """Cosine similarity of all outputs of ``candidate`` and ``reference`` over ``limit`` samples of ``data``."""
-    with open_runner(reference) as ref_runner, open_runner(candidate) as runner:
-        ref, got = [], []
-        for sample in data.samples(limit):
-            ref += [np.asarray(a, np.float64).ravel() for a in ref_runner.infer(sample)]
-            got += [np.asarray(a, np.float64).ravel() for a in runner.infer(sample)]
-    a, b = np.concatenate(ref), np.concatenate(got)
+def _outputs(path: Path, data: Dataset, limit: int, reference_int8: bool = False) -> np.ndarray:
+    """All outputs of the model at ``path`` over ``limit`` samples of ``data``, flattened into one float64 vector."""
+    with open_runner(path, reference_int8=reference_int8) as runner:
+        return np.concatenate([np.asarray(a, np.float64).ravel()
+                               for sample in data.samples(limit) for a in runner.infer(sample)])
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
     denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b / denominator) if denominator > 0 else float(np.array_equal(a, b))
+
+
+def output_cosine(reference: Path, candidate: Path, data: Dataset, limit: int = FIDELITY_SAMPLES) -> float:
+    """Cosine similarity of all outputs of ``candidate`` and ``reference`` over ``limit`` samples of ``data``."""
+    return _cosine(_outputs(reference, data, limit), _outputs(candidate, data, limit))
 
 
 def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
@@ -135,7 +152,16 @@ def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
 
 
 def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
-    """The extra int8 forms host-cpu may deploy (today: the U8S8 QOperator ONNX), written into ``folder``."""
+    """The extra int8 form host-cpu may deploy, written into ``folder``.
+
+    The build's QDQ ONNX with uint8 activations (:data:`QDQ_U8_NAME`): the ladder's result, fused by
+    ONNX Runtime into U8S8 kernels, made without a second calibration. Only when the build has no
+    int8 QDQ ONNX to shift (or nothing in it is int8): the U8S8 QOperator form, calibrated afresh.
+    """
+    qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
+    shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None
+    if shifted is not None:
+        return [Artifact(shifted, "onnx", "int8")]
     float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
     if float_onnx is None:
         return []
@@ -147,6 +173,14 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     return [Artifact(path, "onnx", "int8")]
 
 
+def exact_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
+    """The artifact whose outputs under exact int8 semantics ``artifact``'s are (the build's QDQ model, for its
+    uint8-activation form: the same integers), so they are computed once; else None."""
+    if artifact.key != QDQ_U8_NAME:
+        return None
+    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
+
+
 def is_quantized(path: Path) -> bool:
     """True when the ONNX model at ``path`` has integer ops (a quantizer can leave every op float)."""
     import onnx  # heavy optional dependency
@@ -154,11 +188,24 @@ def is_quantized(path: Path) -> bool:
     return quantized_kind(onnx.load(str(path), load_external_data=False)).is_quantized
 
 
-def form_fidelity(artifacts: list[Artifact], calibration: Dataset) -> dict[str, float]:
-    """Output cosine of every int8 artifact against its :func:`fp32_twin` on calibration samples."""
-    cosines = {}
+def form_fidelity(artifacts: list[Artifact], calibration: Dataset,
+                  limit: int = FIDELITY_SAMPLES) -> tuple[dict[str, float], dict[str, float]]:
+    """Output cosine of every int8 artifact against its :func:`fp32_twin` on calibration samples: as this host
+    computes it, and (ONNX forms) with exact int8 semantics. Each fp32 twin is run once."""
+    host: dict[str, float] = {}
+    reference: dict[str, float] = {}
+    twins: dict[Path, np.ndarray] = {}
     for artifact in artifacts:
         twin = fp32_twin(artifact, artifacts) if artifact.precision in ("int8", "mixed") else None
-        if twin is not None:
-            cosines[artifact.key] = round(output_cosine(twin.path, artifact.path, calibration), 6)
-    return cosines
+        if twin is None:
+            continue
+        if twin.path not in twins:
+            twins[twin.path] = _outputs(twin.path, calibration, limit)
+        host[artifact.key] = round(_cosine(twins[twin.path], _outputs(artifact.path, calibration, limit)), 6)
+        same = exact_twin(artifact, artifacts)
+        if same is not None and same.key in reference:
+            reference[artifact.key] = reference[same.key]
+        elif artifact.format == "onnx":
+            exact = _outputs(artifact.path, calibration, limit, reference_int8=True)
+            reference[artifact.key] = round(_cosine(twins[twin.path], exact), 6)
+    return host, reference

@@ -82,6 +82,7 @@ def forms_table(paths: dict[str, Path], measured: HostMeasurement, feed: list[np
                               ratio_to_fp32=timing.median_ms / base if base else None,
                               fp32_artifact=base_key, threads=measured.threads,
                               output_cosine=measured.cosine.get(key),
+                              reference_cosine=measured.reference_cosine.get(key),
                               slow_ops=_why_slow(timing.runtime, paths[key], feed, measured.threads)))
     faithful = [f for f in forms if f.output_cosine is not None and f.output_cosine >= MIN_COSINE]
     if not measured.cosine:

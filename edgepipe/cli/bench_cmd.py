@@ -62,8 +62,9 @@ def bench(
     budget: float = typer.Option(10.0, "--budget", min=0.1, help="Seconds of timed runs in all (at most)."),
     warmup: int = typer.Option(10, "--warmup", min=0, help="Untimed runs per artifact first."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="Runtime threads (default: runtime's own)."),
-    int8_forms: bool = typer.Option(False, "--int8-forms", help="Also make the ONNX QOperator form and find the "
-                                    "fastest int8 form (needs the float .onnx)."),
+    int8_forms: bool = typer.Option(False, "--int8-forms", help="Also make the ONNX QOperator form (and "
+                                    "model_int8.onnx with uint8 activations) and find the fastest int8 form (needs "
+                                    "the float .onnx)."),
     calib: Path | None = CalibOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
@@ -106,7 +107,9 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
                 calib: Path | None) -> tuple[list[Int8Form], str | None]:
     import numpy as np
 
+    from edgepipe.bench.host_forms import QDQ_U8_NAME
     from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
+    from edgepipe.bench.qdq_uint8 import uint8_activations
     from edgepipe.errors import ConfigError
     from edgepipe.runtimes import open_runner
 
@@ -124,7 +127,11 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
         samples = [[rng.random(tuple(d or 1 for d in s.shape)).astype(np.float32) for s in signature.inputs]
                    for _ in range(16)]
     qop = make_qoperator(float_onnx, scratch / QOPERATOR_NAME, samples)
-    return compare_int8_forms({p.name: p for p in [*paths, qop]}, settings)
+    forms = [*paths, qop]
+    qdq = next((p for p in paths if p.name == "model_int8.onnx"), None)
+    shifted = uint8_activations(qdq, scratch / QDQ_U8_NAME) if qdq is not None and all(
+        p.name != QDQ_U8_NAME for p in paths) else None
+    return compare_int8_forms({p.name: p for p in forms + ([shifted] if shifted else [])}, settings)
 
 
 def _estimate(target: str, power_mode: str | None, paths: list[Path]) -> PerformanceReport:

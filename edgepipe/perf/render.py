@@ -28,12 +28,13 @@ def render_performance_markdown(report: PerformanceReport) -> list[str]:
                       f"{v.cycles:,} cycles = {v.vela_ms:.4g} ms; edgepipe cost model {v.edgepipe_ms:.4g} ms; "
                       f"ratio edgepipe ÷ Vela **{v.ratio:.2f}**."]
     if report.int8_forms:
-        lines += ["", "| int8 form | runtime | p50 (ms) | p90 (ms) | ÷ fp32 | figures are | why |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["", "| int8 form | runtime | p50 (ms) | p90 (ms) | ÷ fp32 | output cosine (host / exact int8) "
+                      "| figures are | why |", "|---|---|---|---|---|---|---|---|"]
         for form in report.int8_forms:
             ratio = "–" if form.ratio_to_fp32 is None else f"{form.ratio_to_fp32:.2f}×"
+            cosine = " / ".join("–" if c is None else f"{c:.4f}" for c in (form.output_cosine, form.reference_cosine))
             lines.append(f"| {form.artifact} | {form.runtime} | {form.p50_ms:.4g} | {form.p90_ms:.4g} | {ratio} | "
-                         f"{form.kind} | {'; '.join(form.slow_ops[:3])} |")
+                         f"{cosine} | {form.kind} | {'; '.join(form.slow_ops[:3])} |")
         chosen = f"`{report.deployment_artifact}`" if report.deployment_artifact else \
             f"none (no int8 form reaches output cosine {MIN_COSINE:g} with the float model)"
         lines += ["", f"Deployment artifact (fastest int8 form here): {chosen}"]

@@ -92,6 +92,9 @@ class Int8Form(_Record):
     fp32_artifact: str | None = Field(None, description="The fp32 artifact of that ratio (same measurement session).")
     threads: int | None = Field(None, description="Intra-op threads of the session (None: runtime default).")
     output_cosine: float | None = Field(None, description="Output cosine vs the fp32 original on calibration data.")
+    reference_cosine: float | None = Field(None, description="The same with exact int8 semantics (QDQ unfused; "
+                                           "ONNX forms): differs from output_cosine where the host's fused "
+                                           "kernels round or saturate differently (U8S8 on AVX2 without VNNI).")
     slow_ops: list[str] = Field(default_factory=list,
                                 description="Why it is slow: ops the fast path does not take, or the costliest.")
     kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")

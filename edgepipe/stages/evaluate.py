@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Literal
 
 from edgepipe.artifacts import Artifact
+from edgepipe.bench.host_forms import exact_twin
 from edgepipe.config import AccuracyConfig
 from edgepipe.errors import ToolFailed
 from edgepipe.evaluate import top1_accuracy
-from edgepipe.metrics.compare import compare, reference_of, run_outputs
+from edgepipe.metrics.compare import ModelOutputs, compare, reference_of, run_outputs
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.metrics.paired import drops_by_format, resolution_warnings
 from edgepipe.report.accuracy_stats import DropInterval
@@ -64,9 +65,13 @@ def evaluate_stage(inputs: BuildInputs, artifacts: list[Artifact], accuracy: Acc
     limit = None if labelled else LABEL_FREE_SAMPLES
     detail = (f"top-1 on {len(data)} labelled samples" if labelled else
               f"label-free on {min(len(data), LABEL_FREE_SAMPLES)} {split} samples")
-    outputs = {}
+    outputs: dict[str, ModelOutputs] = {}
     with stages.stage("evaluate", detail):
         for artifact in list(artifacts):
+            twin = exact_twin(artifact, artifacts)
+            if twin is not None and twin.key in outputs:  # the same integers: its outputs, not a second run
+                outputs[artifact.key] = outputs[twin.key]
+                continue
             try:
                 with contained(runtime_of(artifact.format)):
                     outputs[artifact.key] = run_outputs(artifact.path, data, limit)

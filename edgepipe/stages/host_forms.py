@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.bench.host_forms import HostMeasurement, form_fidelity, host_forms
+from edgepipe.bench.host_forms import QDQ_U8_NAME, HostMeasurement, form_fidelity, host_forms
 from edgepipe.errors import ToolFailed
 from edgepipe.latency import LatencyResult
 from edgepipe.stage_log import StageLog
@@ -28,40 +28,43 @@ def needs_host_forms(targets: tuple[object, ...]) -> bool:
 
 
 def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Path, scratch: Path,
-                     stages: StageLog, min_cosine: float | None = None) -> tuple[list[Artifact], dict[str, float]]:
-    """For a group with a CPU target: the U8S8 QOperator ONNX, and every int8 form's output cosine.
+                     stages: StageLog, min_cosine: float | None = None
+                     ) -> tuple[list[Artifact], tuple[dict[str, float], dict[str, float]]]:
+    """For a group with a CPU target: the host int8 form (the build's QDQ ONNX with uint8 activations, else a U8S8
+    QOperator ONNX), and every int8 form's output cosine (as the host computes it; exact int8 semantics).
 
-    ``min_cosine`` (the label-free gate's ``accuracy.min_cosine``): when the evaluation is label-free,
-    an extra form whose output cosine on the calibration samples is below it is left out, with the
-    reason in the stages table. It is plain min/max PTQ of the float model, whatever the fallback
-    ladder chose for ``model_int8.onnx``; offered next to a ladder result that holds, a form that
-    does not hold would only fail the target.
+    ``min_cosine`` (the label-free gate's ``accuracy.min_cosine``): when the evaluation is label-free, an extra
+    form whose output cosine on the calibration samples (as the host computes it) is below it is left out, with
+    the reason in the stages table: offered next to a ladder result that holds, it would only fail the target.
     """
     if not needs_host_forms(inputs.targets) or inputs.calibration is None:
-        return [], {}
+        return [], ({}, {})
     try:  # a quantizer or runtime failure loses the extra form, never the build
-        with stages.stage(STAGE, "ONNX Runtime QOperator (uint8 activations x int8 per-channel weights); output "
-                                 "cosine of every int8 form on calibration samples"), \
+        with stages.stage(STAGE, "ONNX Runtime QDQ with uint8 activations x int8 weights (else QOperator); "
+                                 "output cosine of every int8 form on calibration samples"), \
                 contained(ORT_QUANTIZER), contained(LITERT):
             forms = host_forms(artifacts, inputs.calibration, folder, scratch)
             cosines = form_fidelity(artifacts + forms, inputs.calibration)
     except ToolFailed as failure:
-        stages.fail(STAGE, failure, artifact="model_int8_qoperator.onnx")
-        return [], {}
+        stages.fail(STAGE, failure, artifact=QDQ_U8_NAME)
+        return [], ({}, {})
     label_free = inputs.evaluation is not None and inputs.evaluation.labels is None
-    kept = [f for f in forms if min_cosine is None or not label_free or cosines.get(f.key, 1.0) >= min_cosine]
+    host, _ = cosines
+    kept = [f for f in forms if min_cosine is None or not label_free or host.get(f.key, 1.0) >= min_cosine]
     for form in forms:
         if form not in kept:
             form.path.unlink(missing_ok=True)
-            stages.skip(f"{STAGE}:{form.key}", f"left out: output cosine {cosines.pop(form.key):.4f} < "
+            stages.skip(f"{STAGE}:{form.key}", f"left out: output cosine {host.pop(form.key):.4f} < "
                                                f"accuracy.min_cosine {min_cosine:g} on calibration samples "
-                                               "(plain min/max PTQ; the ladder's model_int8.onnx stays)")
+                                               "(the ladder's model_int8.onnx stays)")
+            cosines[1].pop(form.key, None)
     return kept, cosines
 
 
-def host_measurement(inputs: BuildInputs, cosine: dict[str, float], latency: dict[str, LatencyResult],
-                     threads: int | None) -> HostMeasurement | None:
-    """The group's measurement session with each int8 artifact's output cosine (host-cpu groups only)."""
+def host_measurement(inputs: BuildInputs, cosine: tuple[dict[str, float], dict[str, float]],
+                     latency: dict[str, LatencyResult], threads: int | None) -> HostMeasurement | None:
+    """The group's measurement session with each int8 artifact's output cosine, as the host computes it and with
+    exact int8 semantics (host-cpu groups only)."""
     if not needs_host_forms(inputs.targets) or not latency:
         return None
-    return HostMeasurement(latency=latency, cosine=cosine, threads=threads)
+    return HostMeasurement(latency=latency, cosine=cosine[0], threads=threads, reference_cosine=cosine[1])

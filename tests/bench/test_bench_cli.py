@@ -17,8 +17,8 @@ def test_bench_json_fp32_and_int8_side_by_side(reference_build, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     artifacts = {a["artifact"]: a for a in report["artifacts"]}
-    # the build also keeps model_int8_qoperator.onnx when that form was the fastest on this host
-    assert set(artifacts) - {"model_int8_qoperator.onnx"} == {"model.onnx", "model_int8.onnx", "model.tflite",
+    # the build also keeps model_int8_qdq_u8.onnx when that form was the fastest on this host
+    assert set(artifacts) - {"model_int8_qdq_u8.onnx"} == {"model.onnx", "model_int8.onnx", "model.tflite",
                                                              "model_int8.tflite"}
     for timing in artifacts.values():
         assert set(timing["stats"]) == STAT_KEYS
@@ -63,3 +63,18 @@ def test_bench_unknown_power_mode_is_a_user_error(reference_build, tmp_path):
 def test_bench_missing_file_is_a_user_error(tmp_path):
     proc = run_cli("bench", str(tmp_path / "nope.onnx"), cwd=tmp_path)
     assert proc.returncode == 1 and "not found" in proc.stderr
+
+
+def test_bench_int8_forms_adds_the_uint8_twin_of_the_qdq_model(reference_build, tmp_path):
+    """``--int8-forms`` on model.onnx + model_int8.onnx: QOperator and the uint8-activation QDQ twin are timed too."""
+    import shutil
+
+    _, folder = reference_build
+    for name in ("model.onnx", "model_int8.onnx"):
+        shutil.copyfile(folder / name, tmp_path / name)
+    proc = run_cli("bench", str(tmp_path / "model.onnx"), str(tmp_path / "model_int8.onnx"), "--int8-forms",
+                   "--json", "--samples", "10", "--budget", "1", "--warmup", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    forms = {f["artifact"]: f for f in json.loads(proc.stdout)["int8_forms"]}
+    assert set(forms) == {"model_int8.onnx", "model_int8_qoperator.onnx", "model_int8_qdq_u8.onnx"}
+    assert all(f["fp32_artifact"] == "model.onnx" and f["ratio_to_fp32"] > 0 for f in forms.values())

@@ -19,9 +19,9 @@ def test_default_build_exits_zero_and_writes_outputs(reference_build: tuple[subp
     assert proc.returncode == 0, proc.stderr
     assert "host-cpu: PASS" in proc.stdout
     names = sorted(p.name for p in folder.iterdir())
-    # model_int8_qoperator.onnx: host-cpu's third int8 form, timed against the others (see report.performance)
+    # model_int8_qdq_u8.onnx: host-cpu's third int8 form, timed against the others (see report.performance)
     assert names == ["model.onnx", "model.tflite", "model_int8.onnx", "model_int8.tflite",
-                     "model_int8_qoperator.onnx", "report.json", "report.md"]
+                     "model_int8_qdq_u8.onnx", "report.json", "report.md"]
     assert sorted(p.name for p in folder.parent.iterdir()) == ["host-cpu", "report.html", "summary.json",
                                                               "summary.md"], "no staging leftovers"
 

@@ -18,9 +18,9 @@ def test_build_onnx_input(tiny: dict[str, Path], tmp_path: Path, capsys: pytest.
     assert code == 0, capsys.readouterr().err
     folder = tmp_path / "tiny" / "host-cpu"
     report = json.loads((folder / "report.json").read_text())
-    # host-cpu also gets the int8 QOperator form it may deploy (timed and compared in the same session)
+    # host-cpu also gets model_int8.onnx with uint8 activations, which it may deploy (timed and compared alike)
     assert {a["path"] for a in report["artifacts"]} == {"model.onnx", "model.tflite", "model_int8.onnx",
-                                                        "model_int8.tflite", "model_int8_qoperator.onnx"}
+                                                        "model_int8.tflite", "model_int8_qdq_u8.onnx"}
     stages = {s["name"]: s for s in report["stages"]}
     assert stages["export"]["status"] == "ran" and "onnx2tf" in stages["export"]["detail"]
     assert stages["quantize"]["status"] == "ran" and stages["quantize-tflite"]["status"] == "ran"

@@ -39,7 +39,7 @@ std = [0.229, 0.224, 0.225]
     report = json.loads((folder / "report.json").read_text())
     assert {a["path"]: a["precision"] for a in report["artifacts"]} == {
         "model.onnx": "fp32", "model.tflite": "fp32", "model_int8.onnx": "int8", "model_int8.tflite": "int8",
-        "model_int8_qoperator.onnx": "int8"}  # host-cpu's U8S8 form: compared like every int8 artifact
+        "model_int8_qdq_u8.onnx": "int8"}  # host-cpu's U8S8 form: compared like every int8 artifact
     stages = {s["name"]: s for s in report["stages"]}
     assert stages["export"]["status"] == "ran" and "onnx2tf" in stages["export"]["detail"]
     label_free = report["accuracy"]["label_free"]
@@ -47,7 +47,7 @@ std = [0.229, 0.224, 0.225]
     logits = {artifact: outputs["logits"] for artifact, outputs in _comparisons(report).items()}
     assert logits["model.tflite"]["cosine"] >= 0.9999 and logits["model.tflite"]["max_abs_error"] < 1e-4
     assert logits["model_int8.tflite"]["cosine"] >= 0.99 and logits["model_int8.tflite"]["top1_agreement"] >= 0.9
-    assert logits["model_int8.onnx"]["cosine"] >= 0.99 and logits["model_int8_qoperator.onnx"]["cosine"] >= 0.99
+    assert logits["model_int8.onnx"]["cosine"] >= 0.99 and logits["model_int8_qdq_u8.onnx"]["cosine"] >= 0.99
     assert report["verdict"] == "pass" and "label-free" in report["verdict_reason"]
     from edgepipe.runtimes import open_runner
 
@@ -75,9 +75,9 @@ min_cosine = 0.98
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "build" / "two" / "host-cpu" / "report.json").read_text())
     assert {a["path"] for a in report["artifacts"]} == {"model.onnx", "model.tflite", "model_int8.onnx",
-                                                        "model_int8.tflite", "model_int8_qoperator.onnx"}
+                                                        "model_int8.tflite", "model_int8_qdq_u8.onnx"}
     comparisons = _comparisons(report)
-    assert set(comparisons) == {"model.tflite", "model_int8.onnx", "model_int8.tflite", "model_int8_qoperator.onnx"}
+    assert set(comparisons) == {"model.tflite", "model_int8.onnx", "model_int8.tflite", "model_int8_qdq_u8.onnx"}
     assert set(comparisons["model_int8.onnx"]) == {"score", "next_state"}
     for artifact, outputs in comparisons.items():
         assert set(outputs) == {"score", "next_state"}, artifact
@@ -95,10 +95,10 @@ def test_dynamic_sequence_without_input_shapes_keeps_onnx_and_says_why(tmp_path:
                  "--output", str(tmp_path / "build")])
     assert code in (0, 2), capsys.readouterr().err
     report = json.loads((tmp_path / "build" / "two" / "host-cpu" / "report.json").read_text())
-    # model_int8_qoperator.onnx: host-cpu's U8S8 int8 form, made from the float ONNX (no TFLite needed)
+    # model_int8_qdq_u8.onnx: host-cpu's U8S8 int8 form, model_int8.onnx with uint8 activations
     assert {a["path"]: a["precision"] for a in report["artifacts"]} == {
-        "model.onnx": "fp32", "model_int8.onnx": "int8", "model_int8_qoperator.onnx": "int8"}
-    assert set(_comparisons(report)) == {"model_int8.onnx", "model_int8_qoperator.onnx"}
+        "model.onnx": "fp32", "model_int8.onnx": "int8", "model_int8_qdq_u8.onnx": "int8"}
+    assert set(_comparisons(report)) == {"model_int8.onnx", "model_int8_qdq_u8.onnx"}
     export = next(s for s in report["stages"] if s["name"] == "export")
     assert export["status"] == "skipped" and "frames still dynamic" in export["detail"]
     assert "input_shapes" in export["detail"]

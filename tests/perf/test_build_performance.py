@@ -17,7 +17,7 @@ def test_host_build_report_has_energy_and_deployment_artifact(reference_build):
     performance = json.loads((folder / "report.json").read_text())["performance"]
     assert performance["estimator"] == "cost-model" and performance["artifact"] == "model.onnx"
     assert {f["artifact"] for f in performance["int8_forms"]} >= {"model_int8.onnx", "model_int8.tflite",
-                                                                  "model_int8_qoperator.onnx"}
+                                                                  "model_int8_qdq_u8.onnx"}
     assert performance["deployment_artifact"] in {f["artifact"] for f in performance["int8_forms"]}
     mode = performance["modes"][0]
     assert mode["energy_mj"] > 0 and mode["inferences_per_j"] == pytest.approx(1000 / mode["energy_mj"])
@@ -65,7 +65,7 @@ def test_artifacts_and_int8_forms_tables_come_from_one_session(reference_build):
     assert set(latency) == {a["path"] for a in report["artifacts"]}  # the QOperator form is listed too
     assert {d["threads"] for d in latency.values()} == {1}
     forms = report["performance"]["int8_forms"]
-    assert {f["artifact"] for f in forms} == {"model_int8.onnx", "model_int8.tflite", "model_int8_qoperator.onnx"}
+    assert {f["artifact"] for f in forms} == {"model_int8.onnx", "model_int8.tflite", "model_int8_qdq_u8.onnx"}
     for form in forms:
         base = latency[form["fp32_artifact"]]
         assert form["p50_ms"] == latency[form["artifact"]]["median_ms"]
@@ -82,14 +82,14 @@ def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_bu
     from edgepipe.latency import LatencyResult
 
     _, folder = reference_build
-    names = ["model.onnx", "model_int8.onnx", "model_int8_qoperator.onnx"]
+    names = ["model.onnx", "model_int8.onnx", "model_int8_qdq_u8.onnx"]
     paths = {name: folder / name for name in names}
-    times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qoperator.onnx": 1.0}
+    times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}
     latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
                                 threads=1, session="s") for k, v in times.items()}
-    cosine = {"model_int8.onnx": 0.999, "model_int8_qoperator.onnx": 0.95}
+    cosine = {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.95}
     forms, deployed = forms_table(paths, HostMeasurement(latency=latency, cosine=cosine, threads=1))
-    assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qoperator.onnx": 0.5}
+    assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qdq_u8.onnx": 0.5}
     assert deployed == "model_int8.onnx"
     assert all(f.slow_ops and f.slow_ops[0].endswith("% of node time") for f in forms)
 
