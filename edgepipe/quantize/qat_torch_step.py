@@ -68,6 +68,10 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     """(d) for an ONNX input: distillation QAT through onnx2torch, weights written back, then ORT PTQ."""
     outcome = StepOutcome(step="qat", title="quantization-aware training (onnx2torch, distillation)",
                           status="skipped")
+    if not context.calibration:
+        outcome.note = ("QAT of an ONNX model distils from the float model on calibration data, and this build has "
+                        "none: give it calibration data (data.calibration or --calib)")
+        return StepResult(outcome)
     settings, folder = context.settings, context.folder("qat")
     recipe = _qat_recipe(context)
     samples = min(ONNX_QAT_SAMPLES, len(context.calibration))

@@ -86,8 +86,8 @@ def _stage_inputs(tmp_path, labels):
 
 
 def test_a_host_form_that_misses_the_label_free_gate_is_left_out_with_the_reason(tmp_path):
-    """The QOperator form is plain min/max PTQ of the float model: when it misses accuracy.min_cosine on the
-    calibration samples of a label-free build, it is not offered (it would fail the target whatever the
+    """The QOperator form (no QDQ model to shift to uint8 here) is plain min/max PTQ of the float model: when it
+    misses accuracy.min_cosine on the calibration samples of a label-free build, it is not offered (it would fail the target whatever the
     ladder made of model_int8.onnx); with a gate it meets, or with labels, it stays."""
     from edgepipe.stage_log import StageLog
     from edgepipe.stages.host_forms import host_forms_stage
@@ -95,12 +95,12 @@ def test_a_host_form_that_misses_the_label_free_gate_is_left_out_with_the_reason
     inputs, artifacts, folder = _stage_inputs(tmp_path, None)
     stages = StageLog()
     forms, cosines = host_forms_stage(inputs, artifacts, folder, tmp_path, stages, min_cosine=1.0 + 1e-9)
-    assert forms == [] and "model_int8_qoperator.onnx" not in cosines
+    assert forms == [] and "model_int8_qoperator.onnx" not in cosines[0]  # (host, exact int8) cosines
     assert not (folder / "model_int8_qoperator.onnx").exists()
     (skipped,) = [r for r in stages.records if r.name == "host-forms:model_int8_qoperator.onnx"]
     assert skipped.status == "skipped" and "< accuracy.min_cosine" in skipped.detail
     kept, cosines = host_forms_stage(inputs, artifacts, folder, tmp_path, StageLog(), min_cosine=0.5)
-    assert [f.key for f in kept] == ["model_int8_qoperator.onnx"] and cosines["model_int8_qoperator.onnx"] > 0.5
+    assert [f.key for f in kept] == ["model_int8_qoperator.onnx"] and cosines[0]["model_int8_qoperator.onnx"] > 0.5
     (tmp_path / "labelled").mkdir()
     labelled, _, _ = _stage_inputs(tmp_path / "labelled", np.zeros(8, np.int64))
     kept, _ = host_forms_stage(labelled, artifacts, folder, tmp_path, StageLog(), min_cosine=1.0 + 1e-9)

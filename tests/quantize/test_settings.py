@@ -58,10 +58,11 @@ def test_unknown_quantization_key_is_a_config_error(tmp_path: Path) -> None:
         load_config(cwd=tmp_path)
 
 
-def test_qat_says_why_it_cannot_train_an_onnx_model(tiny: dict[str, Path]) -> None:
+def test_qat_says_why_it_cannot_train_an_onnx_model_without_calibration_data(tiny: dict[str, Path]) -> None:
     model = load_model(tiny["onnx"])
     context = LadderContext(model=model, graph=None, floats={"onnx": tiny["onnx"]}, calibration=None,  # type: ignore[arg-type]
                             selection=None, evaluation=None, train=None, threshold=1.0,  # type: ignore[arg-type]
                             settings=LadderSettings(), work=Path("unused"))
     outcome = qat_step(context).outcome
-    assert outcome.status == "skipped" and "ONNX" in outcome.note and "\n" not in outcome.note
+    assert outcome.status == "skipped" and "ONNX" in outcome.note and "calibration" in outcome.note
+    assert "\n" not in outcome.note
