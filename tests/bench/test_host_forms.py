@@ -86,9 +86,9 @@ def _stage_inputs(tmp_path, labels):
 
 
 def test_a_host_form_that_misses_the_label_free_gate_is_left_out_with_the_reason(tmp_path):
-    """The QOperator form (no QDQ model to shift to uint8 here) is plain min/max PTQ of the float model: when it
-    misses accuracy.min_cosine on the calibration samples of a label-free build, it is not offered (it would fail the target whatever the
-    ladder made of model_int8.onnx); with a gate it meets, or with labels, it stays."""
+    """The QOperator form (no QDQ model to shift to uint8 here) is plain min/max PTQ of the float model: when
+    it misses accuracy.min_cosine on the calibration samples of a label-free build, it is not offered (it would
+    fail the target whatever the ladder made of model_int8.onnx); with a gate it meets, or with labels, it stays."""
     from edgepipe.stage_log import StageLog
     from edgepipe.stages.host_forms import host_forms_stage
 
