@@ -152,5 +152,5 @@ def _inference_copy(model: Any, folded: Folded) -> Any:
         output.type.tensor_type.ClearField("shape")
     try:
         return onnx.shape_inference.infer_shapes(copy, strict_mode=False, data_prop=True)
-    except Exception:  # noqa: BLE001 - inference is best effort (as in onnx_reader): shapes stay as they were
-        return None
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+        return None  # inference is best effort (as in onnx_reader): shapes stay as they were

@@ -6,6 +6,7 @@ so weights are never copied: a model of a few hundred operators reads in millise
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,10 @@ import numpy as np
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
+
+#: What reading truncated or corrupted bytes raises: offsets past the end, bad vtables, and tables the accessors
+#: return as None (AttributeError on them).
+_CORRUPT_FLATBUFFER = (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError, AttributeError)
 
 _TYPES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string", 6: "bool", 7: "int16",
           9: "int8", 10: "float64", 12: "uint64", 15: "uint32", 16: "uint16", 17: "int4"}
@@ -173,10 +178,10 @@ def read_tflite(path: Path) -> OpGraph:
         model = schema.Model.GetRootAs(data, 0)
         count = model.SubgraphsLength()
         nodes, subgraph, tensor = _subgraph_nodes(schema, model, 0, 0)
-    except Exception as exc:  # noqa: BLE001 - a corrupt flatbuffer raises anything from struct to IndexError
+        for number in range(1, count):
+            nodes += _subgraph_nodes(schema, model, number, len(nodes))[0]
+        graph_inputs = tuple(tensor(int(i)) for i in subgraph.InputsAsNumpy())
+        graph_outputs = tuple(tensor(int(i)) for i in subgraph.OutputsAsNumpy())
+    except _CORRUPT_FLATBUFFER as exc:
         raise ModelLoadError(f"not a readable TFLite model ({exc})", path=path, fix="Convert it again") from None
-    for number in range(1, count):
-        nodes += _subgraph_nodes(schema, model, number, len(nodes))[0]
-    graph_inputs = tuple(tensor(int(i)) for i in subgraph.InputsAsNumpy())
-    graph_outputs = tuple(tensor(int(i)) for i in subgraph.OutputsAsNumpy())
     return OpGraph("tflite", str(path), tuple(nodes), graph_inputs, graph_outputs)
