@@ -17,6 +17,7 @@ a voice-activity probability still gets a meaningful cosine):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,14 +60,24 @@ class Thresholds:
                  f"max abs error <= {self.max_abs_error:g}" if self.max_abs_error is not None else ""]
         return ", ".join(p for p in parts if p) or "no threshold"
 
+    def with_margin(self) -> Thresholds:
+        """These thresholds with half the error they allow: cosine and top-1 shortfalls halved, SQNR + 3 dB (half
+        the noise power), max error halved. What a choice made on a small split must reach so that the result
+        still meets the real thresholds on data it was not chosen on."""
+        return Thresholds(
+            min_cosine=None if self.min_cosine is None else 1 - (1 - self.min_cosine) / 2,
+            min_sqnr_db=None if self.min_sqnr_db is None else self.min_sqnr_db + 10 * math.log10(2),
+            min_top1_agreement=None if self.min_top1_agreement is None else 1 - (1 - self.min_top1_agreement) / 2,
+            max_abs_error=None if self.max_abs_error is None else self.max_abs_error / 2)
+
     def failures(self, agreement: OutputAgreement) -> list[str]:
         """One line per threshold ``agreement`` misses, naming the output, the value and the limit."""
         out = []
         name = agreement.output
         if self.min_cosine is not None and agreement.cosine < self.min_cosine:
-            out.append(f"{name}: cosine {agreement.cosine:.4f} < {self.min_cosine:g}")
+            out.append(f"{name}: cosine {agreement.cosine:.4f} < {self.min_cosine:.4g}")
         if self.min_sqnr_db is not None and agreement.sqnr_db < self.min_sqnr_db:
-            out.append(f"{name}: SQNR {agreement.sqnr_db:.1f} dB < {self.min_sqnr_db:g} dB")
+            out.append(f"{name}: SQNR {agreement.sqnr_db:.1f} dB < {self.min_sqnr_db:.4g} dB")
         if (self.min_top1_agreement is not None and agreement.top1_agreement is not None
                 and agreement.top1_agreement < self.min_top1_agreement):
             out.append(f"{name}: top-1 agreement {agreement.top1_agreement:.3f} < {self.min_top1_agreement:g}")

@@ -22,6 +22,10 @@ Real exports need more than ``quant_pre_process``:
   ("All inputs to Concat must have same rank"). Every user gets its own copy first, named so
   that nothing else in the graph has that name (:func:`unshare_biases`).
 
+- **operations written as several nodes** (PaddlePaddle's HardSwish, constant scales after a Conv):
+  rewritten exactly before quantization (:mod:`.onnx_fusions`), so int8 tensors sit where the
+  model's operations are; checked like the opset upgrade and undone when outputs change.
+
 The result is cached beside the prepared file (``<name>.json``), so every caller of
 :func:`prepare_onnx` on the same file gets the same model and the same notes.
 """
@@ -37,6 +41,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from edgepipe.quantize.onnx_fusions import (
+    HARDSWISH_OPSET,
+    fold_affine_into_conv,
+    fuse_decomposed_hardswish,
+    has_decomposed_hardswish,
+    name_nodes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +182,34 @@ def unshare_biases(model: Any) -> list[str]:
     return created
 
 
+def fuse_for_quantization(model: Any, samples: list[list[np.ndarray]]) -> tuple[Any, list[str]]:
+    """``model`` with unnamed nodes named and :mod:`.onnx_fusions`' rewrites applied, and notes saying what was
+    done; the rewrites are undone (and the note says why) when ONNX Runtime's outputs on ``samples`` change."""
+    import onnx
+
+    candidate = onnx.ModelProto()
+    candidate.CopyFrom(model)
+    name_nodes(candidate)
+    notes, done = [], []
+    if has_decomposed_hardswish(candidate) and default_opset(candidate) < HARDSWISH_OPSET:
+        upgraded, note = upgrade_opset(candidate, samples, HARDSWISH_OPSET)
+        if note.startswith("opset"):
+            candidate = upgraded
+        notes.append(note if note.startswith("opset") else f"decomposed HardSwish kept: {note}")
+    if default_opset(candidate) >= HARDSWISH_OPSET and (fused := fuse_decomposed_hardswish(candidate)):
+        done.append(f"{fused} decomposed HardSwish (x * clip(x + 3, 0, 6) / 6) fused into HardSwish")
+    if folded := fold_affine_into_conv(candidate):
+        done.append(f"{folded} constant Mul/Div/Add/Sub after a Conv folded into its weights and bias")
+    if not done:
+        return candidate, notes
+    problem = outputs_differ(model, candidate, samples)
+    if problem is not None:
+        name_nodes(model)
+        return model, [f"rewrites for quantization undone ({'; '.join(done)}): {problem}"]
+    return candidate, notes + [f"{'; '.join(done)} (same outputs in ONNX Runtime on {len(samples)} samples), "
+                               "so int8 tensors sit between whole operations"]
+
+
 def needs_bias_adjust_off(model: Any) -> bool:
     """True when some ``Gemm`` bias initializer is still not 1-D (ORT's bias-scale adjustment fails on it)."""
     initializers = {init.name: init for init in model.graph.initializer}
@@ -220,6 +260,8 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
         model, note = upgrade_opset(model, samples or synthetic_samples(model))
         notes.append(note if note.startswith("opset") else
                      f"per-tensor weights: {note}; DequantizeLinear takes no per-channel axis before opset 13")
+    model, rewritten = fuse_for_quantization(model, samples or synthetic_samples(model))
+    notes += rewritten
     copies = unshare_biases(model)
     if copies:
         notes.append(f"{len(copies)} bias initializers shared by several nodes copied, one per node (ONNX Runtime's "

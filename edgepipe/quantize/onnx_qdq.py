@@ -1,8 +1,9 @@
 """Int8 ONNX in QDQ form through ``onnxruntime.quantization`` (pre-process, then ``quantize_static``).
 
 Calibration is ONNX Runtime's own: its ``MinMax``, ``Percentile`` and
-``Entropy`` calibrators; mixed precision uses its ``nodes_to_exclude`` (float)
-and ``TensorQuantOverrides`` (int16 activations on chosen layers).
+``Entropy`` calibrators. Mixed precision keeps layers float by editing the fully
+quantized model (:mod:`.qdq_float_nodes`: the int8 rest stays exactly as it was) and
+gives chosen layers int16 activations with ONNX Runtime's ``TensorQuantOverrides``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import hashlib
 import io
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,25 +96,31 @@ def ranges_cache(prepared: Path, calibration: Dataset, recipe: QuantRecipe, scra
 
 
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
-                  scratch: Path, *, only_nodes: tuple[str, ...] | None = None) -> Path:
+                  scratch: Path, *, only_nodes: tuple[str, ...] | None = None,
+                  explicit_activations: bool = False) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
     ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
+    ``explicit_activations`` keeps every Relu/Clip as a node between its QDQ pairs instead of
+    letting the QuantizeLinear's range do the clamping (the base that float layers are cut from).
     Activation ranges come from :func:`ranges_cache` once a first run computed them.
     """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
-    memo = quantized_once.memo_key(float_path, recipe, calibration, only_nodes)
+    memo = quantized_once.memo_key(float_path, recipe, calibration, (only_nodes, explicit_activations))
     if quantized_once.reuse(memo, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
+    if recipe.keep_float and not only_nodes:
+        return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo)
     model = onnx.load(str(prepared))
     activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QInt16
     extra: dict[str, Any] = {
         "ActivationSymmetric": recipe.symmetric_activations,
         "WeightSymmetric": True,
         "CalibTensorRangeSymmetric": recipe.symmetric_activations,
+        "QDQKeepRemovableActivations": explicit_activations,
     }
     if needs_bias_adjust_off(model):
         extra["QDQDisableWeightAdjustForInt32Bias"] = True
@@ -129,11 +137,35 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
             weight_type=QuantType.QInt8,
             calibrate_method=getattr(CalibrationMethod, _METHODS[recipe.method]),
             nodes_to_quantize=list(only_nodes) if only_nodes else None,
-            nodes_to_exclude=list(recipe.keep_float),
             extra_options=extra,
             calibration_cache_path=str(ranges_cache(prepared, calibration, recipe, scratch)),
         )
     log.debug("%s", chatter.getvalue().strip())
     log.info("quantized %s -> %s (%s)", float_path.name, out_path.name, recipe.label)
+    quantized_once.remember(memo, out_path)
+    return out_path
+
+
+def mixed_base(float_path: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> Path:
+    """The fully quantized model (``recipe`` without its float layers, activations explicit) that
+    :mod:`.qdq_float_nodes` cuts float layers from; made once per recipe and build."""
+    base = replace(recipe, keep_float=())
+    folder = scratch / "mixed_base"
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(repr((str(float_path.resolve()), base, calibration.sha256)).encode()).hexdigest()[:16]
+    return quantize_onnx(float_path, folder / f"{digest}.onnx", calibration, base, scratch, explicit_activations=True)
+
+
+def _with_float_nodes(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path,
+                      prepared: Path, memo: tuple[Any, ...]) -> Path:
+    import onnx
+
+    from edgepipe.quantize.qdq_float_nodes import keep_nodes_float
+
+    base = mixed_base(float_path, calibration, recipe, scratch)
+    model, made = keep_nodes_float(onnx.load(str(base)), onnx.load(str(prepared)), recipe.keep_float)
+    onnx.save(model, str(out_path))
+    log.info("quantized %s -> %s (%s; %d of %d kept nodes read float inputs)", float_path.name, out_path.name,
+             recipe.label, len(made), len(recipe.keep_float))
     quantized_once.remember(memo, out_path)
     return out_path

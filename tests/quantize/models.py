@@ -81,3 +81,40 @@ def shared_bias(path: Path, shape: list[int]) -> Path:
                               [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 9, *shape[2:]])], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     return path
+
+
+def decomposed_ops(path: Path, opset: int = 13) -> Path:
+    """What PP-LCNet-style Paddle exports write: Conv -> Mul by a scalar -> Add of a (1, C, 1, 1) constant
+    (a learnable affine block), then HardSwish written as ``x * Clip(x + 3, 0, 6) / 6``, then a Conv whose
+    output is shifted by a ``(C,)`` constant (broadcasts over the last axis, not the channels: not foldable).
+    Input ``x [1, 3, 16, 16]``, output ``y [1, 4, 16, 16]``.
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+
+    def const(name: str, value: np.ndarray) -> object:
+        return numpy_helper.from_array(np.asarray(value, np.float32), name)
+
+    inits = [const("w1", rng.normal(0, 0.4, (8, 3, 3, 3))), const("b1", rng.normal(0, 0.1, (8,))),
+             const("scale", [1.9]), const("shift", rng.normal(0, 0.5, (1, 8, 1, 1))), const("three", [3.0]),
+             const("zero", 0.0), const("six", 6.0), const("six_div", 6.0),
+             const("w2", rng.normal(0, 0.3, (4, 8, 1, 1))), const("row", rng.normal(0, 0.2, (16,)))]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Mul", ["c1", "scale"], ["s1"], name="affine_scale"),
+        helper.make_node("Add", ["s1", "shift"], ["a1"], name="affine_shift"),
+        helper.make_node("Add", ["a1", "three"], ["p3"], name="hs_add"),
+        helper.make_node("Clip", ["p3", "zero", "six"], ["relu6"], name="hs_clip"),
+        helper.make_node("Mul", ["a1", "relu6"], ["prod"], name="hs_mul"),
+        helper.make_node("Div", ["prod", "six_div"], ["h1"], name="hs_div"),
+        helper.make_node("Conv", ["h1", "w2"], ["c2"], name="conv2"),
+        helper.make_node("Add", ["c2", "row"], ["y"], name="row_shift"),
+    ]
+    graph = helper.make_graph(nodes, path.stem, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path

@@ -26,7 +26,7 @@ SETTINGS = LadderSettings(steps=("ptq", "calibration", "mixed"), methods=("minma
                           mixed_budget=0.5)
 
 
-def _context(folder: Path, min_cosine: float, *, selection: bool) -> LadderContext:
+def _context(folder: Path, min_cosine: float, *, selection: bool, min_sqnr_db: float | None = None) -> LadderContext:
     model = load_model(paddle_like(folder / "source.onnx"), input_shapes={"x": [1, 3, 32, 48]})
     float_path = folder / "model.onnx"
     onnx.save(model.handle, str(float_path))
@@ -38,13 +38,14 @@ def _context(folder: Path, min_cosine: float, *, selection: bool) -> LadderConte
     settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, SETTINGS, work)
     return LadderContext(model=model, graph=None, floats={"onnx": float_path}, calibration=calibration,
                          selection=chosen, evaluation=unreadable, train=None, threshold=1.0, settings=settings,
-                         work=work, thresholds=Thresholds(min_cosine=min_cosine), preparation=notes)
+                         work=work, thresholds=Thresholds(min_cosine=min_cosine, min_sqnr_db=min_sqnr_db),
+                         preparation=notes)
 
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory):
-    """A cosine nothing reaches, so every step runs and says why."""
-    return run_ladder(_context(tmp_path_factory.mktemp("strict"), 0.999999, selection=True))
+    """A cosine and an SQNR nothing reaches, so every step runs and says why."""
+    return run_ladder(_context(tmp_path_factory.mktemp("strict"), 0.999999, selection=True, min_sqnr_db=150.0))
 
 
 def test_every_step_runs_label_free_and_says_why(strict) -> None:
@@ -101,7 +102,7 @@ def test_mixed_precision_ranks_once_then_bisects(strict, tmp_path: Path) -> None
     tries = [part for part in mixed.note.split("; ") if part.startswith("onnx: top ")]
     assert 1 <= len(mixed.kept_layers["onnx"]) <= budget
     assert len(tries) <= 1 + max(1, budget).bit_length(), mixed.note
-    assert "onnx: ranking: " in mixed.note
+    assert "onnx: float ranking: " in mixed.note
     assert kept[0].precision == "mixed"
 
 

@@ -82,7 +82,12 @@ def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     assert all(c["sqnr_db"] > 0 and 0 <= c["flips_points"] <= 100 for c in calibration["candidates"])
     mixed = steps["mixed"]
     assert mixed["status"] == "missed" and "onnx:" in mixed["cost"] and "tflite:" in mixed["cost"]
-    assert 1 <= sum(len(k) for k in mixed["kept_layers"].values()) <= 2  # budget: 25% of 4 (ONNX) / 5 (TFLite) layers
+    kept = sum(len(k) for k in mixed["kept_layers"].values())
+    assert kept <= 2  # budget: 25% of 4 (ONNX) / 5 (TFLite) layers
+    # a try is kept only when it changes fewer selection top-1s (then SQNR): keeping layers float raises the SQNR
+    # on nobn but changes one more of the 197 top-1s, so no try may be kept at all
+    assert kept or "no precision improved the selection score" in mixed["note"]
+    assert "-> float: top-1 changes" in mixed["note"]
     assert {k["precision"] for k in mixed["kept_layers"]["tflite"]} <= {"float"}  # no per-layer int16 in TFLite
     # nothing holds on nobn: the best-scoring of the tries (whole budget per precision, then top 1, 2, … in float)
     assert {k["precision"] for k in mixed["kept_layers"]["onnx"]} <= {"a16w8", "float"}

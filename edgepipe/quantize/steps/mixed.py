@@ -1,9 +1,10 @@
 """(c) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
 
-One ranking, fixed before any try: for ONNX the groups its structure suspects
-(:mod:`edgepipe.quantize.sensitive_ops`: Softmax, Sigmoid/HardSigmoid/HardSwish,
-LayerNorm, the first and last weight layers), then the weight layers in order of
-measured sensitivity; for TFLite the measured order. The step keeps the top ``k``
+One ranking per precision, fixed before any try: for ONNX int16 the groups its structure
+suspects (:mod:`edgepipe.quantize.sensitive_ops`: Softmax, Sigmoid/HardSigmoid/HardSwish,
+LayerNorm, the first and last weight layers), then the weight layers in order of measured
+sensitivity; for ONNX float each int8 node's measured damage alone in int8
+(:mod:`edgepipe.quantize.node_damage`); for TFLite the measured order. The step keeps the top ``k``
 nodes of that ranking above int8, in the cheapest precision the target allows that
 holds with the whole budget (``mixed_budget`` × nodes) kept, ``k`` found by bisection
 (a greedy try per layer would be hours on a detector with hundreds of layers).
@@ -16,6 +17,7 @@ import math
 from dataclasses import replace
 
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
+from edgepipe.quantize.node_damage import measure_node_damage
 from edgepipe.quantize.onnx_qdq import preprocess
 from edgepipe.quantize.recipe import LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import KeptLayer, StepOutcome
@@ -69,21 +71,22 @@ class _Search:
         return recipe
 
     def _line(self, what: str, score: Fidelity) -> str:
-        return (f"{what}: cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, SQNR {self.score.sqnr_db:.1f} -> "
-                f"{score.sqnr_db:.1f} dB{'' if self.context.meets(self.fmt, score) else ' (misses)'}")
+        flips = ("" if score.flips_points is None or self.score.flips_points is None else
+                 f"top-1 changes {self.score.flips_points:.2f} -> {score.flips_points:.2f} points, ")
+        return (f"{what}: {flips}cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, "
+                f"SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB"
+                f"{'' if self.context.meets(self.fmt, score) else ' (misses)'}")
 
-    def search(self, ranked: list[NodeGroup]) -> None:
-        """Bisect on how many of ``ranked``'s nodes (in order, within the budget) to keep above int8."""
-        nodes = list(dict.fromkeys(n for group in ranked for n in group.nodes))
-        if self.holds or not nodes:
+    def search(self, rankings: dict[LayerPrecision, list[NodeGroup]]) -> None:
+        """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8."""
+        cut = {precision: self._cut(precision, ranked) for precision, ranked in rankings.items()}
+        if self.holds or not any(cut.values()):
             return
-        if len(nodes) > self.budget:
-            self.trail.append(f"ranking of {len(nodes)} nodes cut to the budget of {self.budget}")
-            nodes = nodes[:self.budget]
-        self.trail.append("ranking: " + ", ".join(group.reason for group in ranked[:6])
-                          + (", …" if len(ranked) > 6 else ""))
         best: tuple[Fidelity, QuantRecipe] | None = None
         for precision in self.precisions:
+            nodes = cut.get(precision, [])
+            if not nodes:
+                continue
             candidate = self._keeping(nodes, precision)
             score = self._score(candidate)
             self.trail.append(self._line(f"top {len(nodes)} -> {precision}", score))
@@ -92,12 +95,24 @@ class _Search:
                 return
             if score.better_than(best[0] if best else self.score):
                 best = (score, candidate)
-        best = self._prefixes(nodes, best)
+        best = self._prefixes(cut.get(self.precisions[-1], []), best)
         best = self._whole_model(best)
         if best is not None:
             self.recipe, self.score = best[1], best[0]
         else:
             self.trail.append("no precision improved the selection score")
+
+    def _cut(self, precision: LayerPrecision, ranked: list[NodeGroup]) -> list[str]:
+        """The nodes of ``ranked`` in order, cut to the budget; the trail says how they were ranked."""
+        nodes = list(dict.fromkeys(n for group in ranked for n in group.nodes))
+        if not nodes:
+            return nodes
+        if len(nodes) > self.budget:
+            self.trail.append(f"{precision}: ranking of {len(nodes)} nodes cut to the budget of {self.budget}")
+            nodes = nodes[:self.budget]
+        self.trail.append(f"{precision} ranking: " + ", ".join(group.reason for group in ranked[:6])
+                          + (", …" if len(ranked) > 6 else ""))
+        return nodes
 
     def _prefixes(self, nodes: list[str], best: tuple[Fidelity, QuantRecipe] | None
                   ) -> tuple[Fidelity, QuantRecipe] | None:
@@ -165,24 +180,32 @@ def _ranked_layers(context: LadderContext, fmt: str) -> list[NodeGroup]:
 
 
 def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, ...]) -> tuple[_Search, int]:
-    """Rank once, then bisect; the node count too.
+    """Rank once per precision, then bisect; the node count too.
 
-    ONNX: the structural suspects first, then the layers by the noise each adds; when every layer's
-    isolated effect on the outputs was measured (up to 24 weight layers), that order comes first.
+    ONNX int16: the structural suspects first, then the layers by the noise each adds; when every
+    layer's isolated effect on the outputs was measured (up to 24 weight layers), that order comes first.
+    ONNX float: the measured damage of each node alone in int8 (:mod:`..node_damage`), most damaging first.
     """
     if not context.sensitivity:
         measure_sensitivity(context)
     measured = _ranked_layers(context, fmt)
-    if fmt == "onnx":
-        prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
-        # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
-        isolated = any(r.format == fmt and r.isolated_sqnr_db is not None for r in context.sensitivity)
-        suspects = sensitive_groups(prepared)
-        nodes, ranked = quantizable_nodes(prepared), (measured + suspects if isolated else suspects + measured)
-    else:
-        nodes, ranked = len(measured), measured
+    if fmt != "onnx":
+        search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * len(measured))))
+        search.search({p: measured for p in precisions})
+        return search, len(measured)
+    prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
+    # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
+    isolated = any(r.format == fmt and r.isolated_sqnr_db is not None for r in context.sensitivity)
+    suspects = sensitive_groups(prepared)
+    nodes = quantizable_nodes(prepared)
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-    search.search(ranked)
+    rankings = {p: measured + suspects if isolated else suspects + measured for p in precisions}
+    if "float" in precisions and not search.holds:
+        damage = [d for d in measure_node_damage(context, search.start) if d.hurts]
+        if damage:
+            rankings["float"] = [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)", (d.node,))
+                                 for d in damage]
+    search.search(rankings)
     return search, nodes
 
 
