@@ -155,13 +155,18 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     """The extra int8 form host-cpu may deploy, written into ``folder``.
 
     The build's QDQ ONNX with uint8 activations (:data:`QDQ_U8_NAME`): the ladder's result, fused by
-    ONNX Runtime into U8S8 kernels, made without a second calibration. Only when the build has no
-    int8 QDQ ONNX to shift (or nothing in it is int8): the U8S8 QOperator form, calibrated afresh.
+    ONNX Runtime into U8S8 kernels, made without a second calibration (the ladder's mixed-precision result
+    too). When there is none, or an all-int8 one that cannot be shifted: the U8S8 QOperator form, calibrated
+    afresh. A mixed-precision model that cannot be shifted gets no extra form: a fresh all-int8 calibration
+    would drop the layers the ladder kept above int8 (on MediaPipe's hand landmarks: cosine 0.99 -> 0.81).
     """
-    qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
+    qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
     shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None
     if shifted is not None:
-        return [Artifact(shifted, "onnx", "int8")]
+        return [Artifact(shifted, "onnx", qdq.precision)]  # type: ignore[union-attr]
+    if qdq is not None and qdq.precision == "mixed":
+        log.info("%s: no uint8 form and no QOperator form (it would lose the ladder's mixed precision)", qdq.key)
+        return []
     float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
     if float_onnx is None:
         return []
@@ -178,7 +183,7 @@ def exact_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None
     uint8-activation form: the same integers), so they are computed once; else None."""
     if artifact.key != QDQ_U8_NAME:
         return None
-    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision == "int8"), None)
+    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
 
 
 def is_quantized(path: Path) -> bool:

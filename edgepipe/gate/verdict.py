@@ -78,35 +78,47 @@ def _nothing_made(inputs: VerdictInputs, formats: Sequence[str]) -> str:
 def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:
     assert accuracy.label_free is not None
     by_artifact = {c.artifact: c for c in accuracy.label_free.comparisons}
-    failed, unproven, lowest, compared = [], [], 1.0, 0
+    failed: dict[str, list[str]] = {}
+    passed: dict[str, float] = {}
+    unproven, shipped_int8 = [], []
     for artifact in found:
         comparison = by_artifact.get(artifact.path)
         if comparison is None:
             evaluated = not any(f.artifact == artifact.path and f.stage == "evaluate" for f in inputs.failures)
             if inputs.source_is_int8 and evaluated:
-                continue  # the user's own int8 model: it ran on the data; there is no float twin to compare
-            unproven.append(f"{artifact.path} was not compared with a float reference")
+                shipped_int8.append(artifact.path)  # the user's own int8 model: it ran; no float twin to compare
+            else:
+                unproven.append(f"{artifact.path} was not compared with a float reference")
             continue
-        failed += [f"{artifact.path}: {line}" for line in comparison.failures]
-        lowest = min([lowest, *(o.cosine for o in comparison.outputs)])
-        compared += 1
+        if comparison.failures:
+            failed[artifact.path] = list(comparison.failures)
+        else:
+            passed[artifact.path] = min((o.cosine for o in comparison.outputs), default=1.0)
+    others = "".join(f"; {path} is not deployable ({lines[0]})" for path, lines in failed.items())
+    if passed:
+        best = max(passed, key=lambda path: passed[path])
+        return Evidence(requirement="accuracy", outcome="met",
+                        detail=f"label-free on {accuracy.label_free.samples} samples: {', '.join(passed)} met every "
+                               f"threshold (lowest output cosine {passed[best]:.4f} for {best}){others}")
     if failed:
+        lines = [f"{path}: {line}" for path, found_lines in failed.items() for line in found_lines]
         return Evidence(requirement="accuracy", outcome="failed",
-                        detail="label-free check failed (" + "; ".join(failed[:3]) + f"; {FIDELITY_NEXT_STEP})")
+                        detail="label-free check failed (" + "; ".join(lines[:3]) + f"; {FIDELITY_NEXT_STEP})")
     if unproven:
         return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
-    if not compared:  # the user's own int8 model, run on the data, with nothing to compare it with
-        return Evidence(requirement="accuracy", outcome="met",
-                        detail=f"the model is already int8: it ran on {accuracy.label_free.samples} "
-                               f"{accuracy.label_free.data} samples (no float reference to compare)")
     return Evidence(requirement="accuracy", outcome="met",
-                    detail=f"label-free on {accuracy.label_free.samples} samples: every threshold met "
-                           f"(lowest output cosine {lowest:.4f})")
+                    detail=f"the model is already int8: it ran on {accuracy.label_free.samples} "
+                           f"{accuracy.label_free.data} samples (no float reference to compare)")
 
 
 def accuracy_met(inputs: VerdictInputs) -> Evidence:
-    """Every deployed int8 artifact met the accuracy threshold on evaluation data: the top-1 drop with labels,
-    the label-free thresholds (cosine, SQNR, ...) without; unless the user set ``accuracy.gate = false``."""
+    """A deployable int8 artifact met the accuracy threshold on evaluation data: the top-1 drop with labels,
+    the label-free thresholds (cosine, SQNR, ...) without; unless the user set ``accuracy.gate = false``.
+
+    One artifact the target can run that meets it is what a deployment needs: the evidence names the
+    artifacts that met it, and every other int8 artifact of the target's formats as not deployable, with why
+    (host-cpu offers ONNX and TFLite forms; only one is shipped).
+    """
     accuracy, found = inputs.accuracy, inputs.deployed_int8()
     if not inputs.accuracy_gate:
         return Evidence(requirement="accuracy", outcome="not gated",
@@ -119,19 +131,21 @@ def accuracy_met(inputs: VerdictInputs) -> Evidence:
     if accuracy.label_free is not None and accuracy.label_free.gated:
         return _label_free(inputs, accuracy, found)
     drops = {a.format: accuracy.drop_points.get(a.format) for a in found}
-    missing = [fmt for fmt, drop in drops.items() if drop is None]
-    if missing:
-        return Evidence(requirement="accuracy", outcome="not proven",
-                        detail=f"int8 {', '.join(missing)} was not evaluated")
-    failing = {fmt: drop for fmt, drop in drops.items() if drop is not None and drop > accuracy.threshold_points + 1e-9}
+    limit = accuracy.threshold_points + 1e-9
+    within = {fmt: drop for fmt, drop in drops.items() if drop is not None and drop <= limit}
+    failing = {fmt: drop for fmt, drop in drops.items() if drop is not None and drop > limit}
+    if within:
+        others = "".join(f"; int8 {fmt} is not deployable (drop {drop:.2f} points)" for fmt, drop in failing.items())
+        return Evidence(requirement="accuracy", outcome="met",
+                        detail=f"largest int8 drop {max(within.values()):.2f} points ≤ {accuracy.threshold_points:g} "
+                               f"({', '.join(within)}){others}")
     if failing:
         worst = ", ".join(f"{fmt} {drop:.2f}" for fmt, drop in failing.items())
         return Evidence(requirement="accuracy", outcome="failed",
                         detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst}; "
                                f"{FIDELITY_NEXT_STEP})")
-    worst_drop = max(d for d in drops.values() if d is not None)
-    return Evidence(requirement="accuracy", outcome="met",
-                    detail=f"largest int8 drop {worst_drop:.2f} points ≤ {accuracy.threshold_points:g}")
+    missing = [fmt for fmt, drop in drops.items() if drop is None]
+    return Evidence(requirement="accuracy", outcome="not proven", detail=f"int8 {', '.join(missing)} was not evaluated")
 
 
 def compatibility(inputs: VerdictInputs) -> Evidence:

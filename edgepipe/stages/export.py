@@ -7,8 +7,10 @@
   says why the TFLite is missing.
 - PyTorch (``.pt2`` or a ``python:`` factory): float ONNX through ``torch.onnx`` (dynamo),
   then as an ONNX input (:mod:`edgepipe.stages.export_torch`).
-- TFLite: the file itself. An int8 file is only checked and benchmarked; a file LiteRT
-  cannot run (custom ops) yields no artifact and the report names the ops.
+- TFLite: the file itself, and for a float file its float ONNX through tf2onnx's TFLite front
+  end (:mod:`edgepipe.export.tflite_to_onnx`, checked against LiteRT), so the ladder and the ONNX
+  targets get it too. An int8 file is only checked and benchmarked; a file LiteRT cannot run
+  (custom ops) yields no artifact and the report names the ops.
 
 A converter that fails (tf2onnx, the TFLite converter, onnx2tf) or a float artifact its runtime
 refuses is recorded as a failed stage with the tool's message and a next step; the build goes
@@ -145,6 +147,7 @@ def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
 
 def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> list[Artifact]:
     from edgepipe.export.tflite_ops import custom_op_names, runnable_in_litert
+    from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
     from edgepipe.quantize.tflite_aiedge import tflite_kind
 
     source = inputs.model.path
@@ -162,5 +165,31 @@ def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) ->
     custom = custom_op_names(source)
     note = " (float16 weights behind DEQUANTIZE)" if kind == "fp16-weights" else ""
     note += f" with custom ops {', '.join(custom)} (LiteRT runs them on the host)" if custom else ""
-    stages.skip("export", f"input is already a float TFLite{note}; ONNX conversion is not available for it")
-    return [Artifact(Path(shutil.copyfile(source, folder / "model.tflite")), "tflite", "fp32")]
+    tflite = Artifact(Path(shutil.copyfile(source, folder / "model.tflite")), "tflite", "fp32")
+    if inputs.targets and not any("onnx" in target.deploy_formats for target in inputs.targets):
+        stages.skip("export", f"input is already a float TFLite{note}; no target deploys ONNX: no ONNX conversion")
+        return [tflite]
+    onnx_path = folder / "model.onnx"
+    try:
+        with stages.stage("export", f"input is a float TFLite{note}; float ONNX through tf2onnx's TFLite front end, "
+                                    "checked against LiteRT"):
+            with contained(TF2ONNX):
+                convert_tflite_to_onnx(tflite.path, onnx_path, _check_samples(inputs, source))
+    except ToolFailed as failure:
+        stages.fail(STAGE, failure, artifact=onnx_path.name)
+        return [tflite]
+    return [Artifact(onnx_path, "onnx", "fp32"), tflite]
+
+
+def _check_samples(inputs: BuildInputs, source: Path) -> list[list[Any]]:
+    """Up to 4 calibration samples, else one sample of standard-normal inputs of the TFLite's own shapes."""
+    import numpy as np
+
+    from edgepipe.runtimes import open_runner
+
+    if inputs.calibration is not None:
+        return list(inputs.calibration.samples(4))
+    with open_runner(source) as runner:
+        rng = np.random.default_rng(0)
+        shapes = [[d or 1 for d in spec.shape] for spec in runner.signature.inputs]
+    return [[rng.standard_normal(shape).astype(np.float32) for shape in shapes]]

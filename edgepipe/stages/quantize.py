@@ -137,8 +137,9 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         return [], None
     quantized: list[Artifact] = []
     report = None
+    float_onnx = any(a.format == "onnx" and a.precision == "fp32" for a in floats)
     gated = (config is not None and inputs.evaluation is not None
-             and inputs.model.format in ("keras", "savedmodel", "onnx", "pytorch"))
+             and (inputs.model.format in ("keras", "savedmodel", "onnx", "pytorch") or float_onnx))
     if gated and config is not None:
         try:
             with stages.stage(STAGE, f"fallback ladder on {len(inputs.calibration)} calibration samples"), \
