@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgepipe.data import Dataset
-from edgepipe.metrics.compare import run_outputs
+from edgepipe.metrics.compare import ModelOutputs, run_outputs
 from edgepipe.metrics.label_free import SQNR_CAP_DB
 from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 RANKING_SAMPLES = 8
 #: Above this many int8 nodes the tries would take too long (~0.5 s each); the ranking is then not measured.
 MAX_RANKED_NODES = 2000
+#: Seconds the ranking may take: fewer samples per try on a slow model, then only the nodes measured in time
+#: (graph order). A 800x608 layout detector's exact-int8 tries take seconds each.
+RANKING_BUDGET_S = 240.0
 
 
 @dataclass(frozen=True)
@@ -66,21 +69,39 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
     base = onnx.load(str(mixed_base(float_path, context.calibration, recipe, context.work)))
     prepared = onnx.load(str(preprocess(float_path, context.work / f"{float_path.stem}_prep.onnx")))
     candidates = quantized_nodes(base)
+    if not candidates:
+        return []
     if len(candidates) > MAX_RANKED_NODES:
         log.info("node damage not measured: %d int8 nodes (at most %d)", len(candidates), MAX_RANKED_NODES)
         return []
     ops = {node.name: node.op_type for node in base.graph.node}
     subset = _first(context.decision_split, RANKING_SAMPLES)
-    reference = run_outputs(float_path, subset)
     start = time.monotonic()
-    damage = []
+    damage: list[NodeDamage] = []
     with tempfile.TemporaryDirectory(prefix="edgepipe-damage-", dir=context.work) as scratch:
         path = Path(scratch) / "alone.onnx"
-        for node in candidates:
+
+        def alone(node: str, data: Dataset, reference: ModelOutputs) -> NodeDamage:
             model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
             onnx.save(model, str(path))
-            score = context.label_free(reference, run_outputs(path, subset))
-            damage.append(NodeDamage(node, ops.get(node, "?"), round(score.cosine, 6), round(score.sqnr_db, 3)))
+            score = context.label_free(reference, run_outputs(path, data))
+            return NodeDamage(node, ops.get(node, "?"), round(score.cosine, 6), round(score.sqnr_db, 3))
+
+        reference = run_outputs(float_path, subset)
+        first = time.monotonic()
+        damage.append(alone(candidates[0], subset, reference))
+        per_try = time.monotonic() - first
+        if per_try * len(candidates) > RANKING_BUDGET_S and len(subset) > 1:  # fewer samples, same ranking
+            count = max(1, int(len(subset) * RANKING_BUDGET_S / (per_try * len(candidates))))
+            subset = _first(subset, count)
+            reference = run_outputs(float_path, subset)
+            damage = [alone(candidates[0], subset, reference)]
+        for node in candidates[1:]:
+            if time.monotonic() - start > RANKING_BUDGET_S:
+                log.info("node damage: %d of %d nodes measured within %.0f s; the rest are not ranked",
+                         len(damage), len(candidates), RANKING_BUDGET_S)
+                break
+            damage.append(alone(node, subset, reference))
     log.info("int8 damage of %d nodes alone measured in %.1f s on %d samples", len(damage), time.monotonic() - start,
              len(subset))
     return sorted(damage, key=lambda d: (d.cosine, d.sqnr_db))
