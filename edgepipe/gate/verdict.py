@@ -95,6 +95,10 @@ def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[Artif
         else:
             passed[artifact.path] = min((o.cosine for o in comparison.outputs), default=1.0)
     others = "".join(f"; {path} is not deployable ({lines[0]})" for path, lines in failed.items())
+    if passed and not failed:
+        return Evidence(requirement="accuracy", outcome="met",
+                        detail=f"label-free on {accuracy.label_free.samples} samples: every threshold met "
+                               f"(lowest output cosine {min(passed.values()):.4f})")
     if passed:
         best = max(passed, key=lambda path: passed[path])
         return Evidence(requirement="accuracy", outcome="met",
@@ -136,9 +140,10 @@ def accuracy_met(inputs: VerdictInputs) -> Evidence:
     failing = {fmt: drop for fmt, drop in drops.items() if drop is not None and drop > limit}
     if within:
         others = "".join(f"; int8 {fmt} is not deployable (drop {drop:.2f} points)" for fmt, drop in failing.items())
+        formats = f" ({', '.join(within)})" if failing else ""
         return Evidence(requirement="accuracy", outcome="met",
-                        detail=f"largest int8 drop {max(within.values()):.2f} points ≤ {accuracy.threshold_points:g} "
-                               f"({', '.join(within)}){others}")
+                        detail=f"largest int8 drop {max(within.values()):.2f} points ≤ {accuracy.threshold_points:g}"
+                               f"{formats}{others}")
     if failing:
         worst = ", ".join(f"{fmt} {drop:.2f}" for fmt, drop in failing.items())
         return Evidence(requirement="accuracy", outcome="failed",
