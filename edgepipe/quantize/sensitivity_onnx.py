@@ -33,22 +33,35 @@ ISOLATED_MAX_LAYERS = 24
 ACTIVATION_BUDGET_BYTES = 1 << 30
 
 
-def activation_samples(prepared: Path, dataset: Dataset, limit: int) -> int:
-    """Samples the accumulated comparison can afford: every tensor of both models is kept for each one."""
-    import onnx
+def activation_samples(augmented: Path, dataset: Dataset, limit: int) -> int:
+    """Samples the accumulated comparison can afford: every tensor of both models is kept for each one.
 
-    tensors = len(onnx.load(str(prepared), load_external_data=False).graph.node)
-    per_sample = max(1, sum(a[:1].nbytes for a in dataset.inputs)) * max(1, tensors) * 2
+    Measured: one sample through ``augmented`` (the int8 model with every tensor an output). Input bytes
+    times node count misjudged token models, whose inputs are small and activations not (MiniLM: out of
+    memory at 64 samples).
+    """
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(augmented), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    sample = next(dataset.samples(1))
+    per_sample = sum(np.asarray(out).nbytes for out in session.run(None, dict(zip(names, sample)))) * 2 + 1
     return max(2, min(limit, ACTIVATION_BUDGET_BYTES // per_sample))
 
 
-def _activations(model_path: Path, out: Path, dataset: Dataset, limit: int) -> dict[str, list[np.ndarray]]:
-    import onnx
-    from onnxruntime.quantization.qdq_loss_debug import collect_activations, modify_model_output_intermediate_tensors
+def _augmented(model_path: Path, out: Path) -> Path:
+    from onnxruntime.quantization.qdq_loss_debug import modify_model_output_intermediate_tensors
 
     modify_model_output_intermediate_tensors(model_path, out)
+    return out
+
+
+def _activations(model_path: Path, augmented: Path, dataset: Dataset, limit: int) -> dict[str, list[np.ndarray]]:
+    import onnx
+    from onnxruntime.quantization.qdq_loss_debug import collect_activations
+
     names = graph_inputs(onnx.load(str(model_path)))
-    return collect_activations(str(out), calibration_reader(dataset, names, limit))
+    return collect_activations(str(augmented), calibration_reader(dataset, names, limit))
 
 
 def _layer_tensors(prepared: Path) -> list[tuple[str, str, list[str]]]:
@@ -90,9 +103,11 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     folder = scratch / "sensitivity_onnx"
     folder.mkdir(exist_ok=True)
-    samples = activation_samples(prepared, dataset, limit)
-    matched = create_activation_matching(_activations(int8_path, folder / "q_aug.onnx", dataset, samples),
-                                         _activations(prepared, folder / "f_aug.onnx", dataset, samples))
+    quantized_aug = _augmented(int8_path, folder / "q_aug.onnx")
+    samples = activation_samples(quantized_aug, dataset, limit)
+    matched = create_activation_matching(_activations(int8_path, quantized_aug, dataset, samples),
+                                         _activations(prepared, _augmented(prepared, folder / "f_aug.onnx"),
+                                                      dataset, samples))
     layers = _layer_tensors(prepared)
     isolated = len(layers) <= ISOLATED_MAX_LAYERS
     subset = Dataset(dataset.path, tuple(a[:limit] for a in dataset.inputs), None, dataset.sha256, dataset.whole)
