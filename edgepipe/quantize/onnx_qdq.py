@@ -17,6 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from edgepipe.data import Dataset
 from edgepipe.quantize import quantized_once
 from edgepipe.quantize.native_ops import restore_native_ops
@@ -63,15 +65,33 @@ def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | No
     return _Reader()
 
 
-#: Samples ONNX Runtime's calibrators run before they reduce what they collected: its histogram calibrators
-#: (percentile, entropy) otherwise keep every activation of every sample in memory at once (13 GB for a
-#: PicoDet layout detector at 800x608 on 32 samples, and out of memory on a 24 GiB machine).
-CALIBRATION_CHUNK = 4
+#: Bytes of activations ONNX Runtime's calibrators may hold at once. Its histogram calibrators (percentile,
+#: entropy) keep every activation of every sample they are given (13 GB for a PicoDet layout detector at
+#: 800x608 on 32 samples: out of memory on a 24 GiB machine), so larger calibrations run in chunks.
+CALIBRATION_BUDGET_BYTES = 2 << 30
 
 
-def calibration_chunk(count: int, most: int = CALIBRATION_CHUNK) -> int:
-    """The largest chunk of at most ``most`` samples that divides ``count`` (ONNX Runtime needs equal chunks)."""
-    return next(size for size in range(min(most, max(count, 1)), 0, -1) if count % size == 0)
+def activation_bytes(model: Any) -> int:
+    """Bytes of one sample's activations: every float tensor whose static shape shape inference recorded."""
+    from onnx import TensorProto
+
+    sizes = {TensorProto.FLOAT: 4, TensorProto.FLOAT16: 2, TensorProto.DOUBLE: 8}
+    total = 0
+    for value in model.graph.value_info:
+        tensor = value.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else 1 for d in tensor.shape.dim]
+        total += sizes.get(tensor.elem_type, 0) * int(np.prod(dims)) if dims else 0
+    return total
+
+
+def calibration_chunk(count: int, per_sample_bytes: int, budget: int = CALIBRATION_BUDGET_BYTES) -> int | None:
+    """None when ``count`` samples fit the budget at once; else the largest chunk within it that divides
+    ``count`` (ONNX Runtime needs equal chunks). Chunks only when needed: merging histograms across chunks
+    widens them, and ONNX Runtime's entropy search is slow on wide histograms."""
+    if per_sample_bytes * count <= budget:
+        return None
+    most = max(1, budget // max(per_sample_bytes, 1))
+    return next(size for size in range(min(most, count), 0, -1) if count % size == 0)
 
 
 def preprocess(float_path: Path, out_path: Path) -> Path:
@@ -153,7 +173,9 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
         extra["QDQDisableWeightAdjustForInt32Bias"] = True
     if recipe.keep_a16w8:
         extra["TensorQuantOverrides"] = _int16_overrides(model, recipe.keep_a16w8)
-    extra["CalibStridedMinMax"] = calibration_chunk(len(calibration))  # chunks for every method, despite the name
+    chunk = calibration_chunk(len(calibration), activation_bytes(model))
+    if chunk is not None:
+        extra["CalibStridedMinMax"] = chunk  # ONNX Runtime chunks every method with it, despite the name
     chatter = io.StringIO()  # the calibrators print progress to stdout; keep it in the log instead
     with contextlib.redirect_stdout(chatter):
         quantize_static(
