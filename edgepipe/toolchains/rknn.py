@@ -69,14 +69,36 @@ def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
 
 
 def toolkit_model(model: Path, graph: OpGraph, out: Path) -> Path:
-    """The ONNX file rknn-toolkit2 compiles: ``model`` with edgepipe's node names, and every ``If`` whose condition
+    """The ONNX file rknn-toolkit2 compiles: ``model`` with edgepipe's node names, every ``If`` whose condition
     is known once the input shapes are static replaced by the branch it takes, under the ``If``'s name (the
-    toolkit folds such an ``If`` as a constant and then fails; :mod:`edgepipe.support.onnx_branches`)."""
+    toolkit folds such an ``If`` as a constant and then fails; :mod:`edgepipe.support.onnx_branches`), and
+    infinite float constants made finite (:func:`finite_constants`)."""
     named_copy(model, graph, out)
     proto = onnx.load(str(out))
-    if inline_known_branches(proto):
+    if inline_known_branches(proto) + finite_constants(proto):
         onnx.save(proto, str(out))
     return out
+
+
+def finite_constants(proto: onnx.ModelProto) -> list[str]:
+    """Replace, in ``proto``, every infinite value of a float initializer by the largest finite value of its
+    sign (-inf as the start of a running max becomes -3.4e38 for float32: the same result); the toolkit's
+    quantizer computes the range of an infinite constant as NaN and fails (``cannot convert float NaN to
+    integer``). Returns the initializers changed; NaN values are left as they are."""
+    from onnx import numpy_helper
+
+    changed = []
+    for index, init in enumerate(proto.graph.initializer):
+        if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE):
+            continue
+        value = numpy_helper.to_array(init)
+        if not np.isinf(value).any():
+            continue
+        limit = np.finfo(value.dtype)
+        finite = np.where(np.isposinf(value), limit.max, np.where(np.isneginf(value), limit.min, value))
+        proto.graph.initializer[index].CopyFrom(numpy_helper.from_array(finite.astype(value.dtype), init.name))
+        changed.append(init.name)
+    return changed
 
 
 def _upstream(graph: OpGraph, index: int, placed: dict[str, Placement]) -> Placement | None:
@@ -206,18 +228,17 @@ def disabled_rules_note(answer: dict[str, object]) -> str:
 
 
 def non_finite_hint(model: Path) -> str:
-    """A next step when the model holds float constants that are not finite (e.g. -inf as the start of a masked
-    max): rknn's quantizer computes their range as NaN and fails; '' when every constant is finite."""
-    import onnx  # heavy optional dependency (only read when a compile failed)
+    """A next step when the model holds NaN float constants: rknn's quantizer computes their range as NaN and
+    fails (infinite ones :func:`finite_constants` already replaced); '' when there are none."""
     from onnx import numpy_helper
 
     bad = [init.name for init in onnx.load(str(model)).graph.initializer
            if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
-           and not np.all(np.isfinite(numpy_helper.to_array(init)))]
+           and np.isnan(numpy_helper.to_array(init)).any()]
     if not bad:
         return ""
-    return (f". The model holds non-finite float constants ({', '.join(bad[:3])}): replace them by the dtype's "
-            "largest finite value (e.g. -3.4e38 for -inf) before compiling for RKNN")
+    return (f". The model holds NaN float constants ({', '.join(bad[:3])}): replace them by finite values "
+            "before compiling for RKNN")
 
 
 def accuracy_figures(text: str) -> dict[str, float | str]:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from onnx import TensorProto, helper
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
@@ -138,3 +139,21 @@ def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:
            "to temporarily disable the error rule!")
     assert _advised_rules(log) == ["fuse_exmatmul_add_mul_exsoftmax13_exmatmul_to_sdpa"]
     assert _advised_rules("E build: Traceback ...") == []
+
+
+def test_an_infinite_constant_is_made_finite_for_the_toolkit(rknn_installed: Rknn, tmp_path: Path) -> None:
+    """Max(-inf, x), the start of a running max (magika): the toolkit's quantizer turned the -inf into NaN and
+    failed; with -3.4e38 in its place the graph compiles and the simulator's output matches the float model."""
+    import numpy as np
+
+    from tests.support.graphs import onnx_graph
+
+    onnx_graph(tmp_path, [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                          helper.make_node("Max", ["floor", "c"], ["y"], name="running_max")],
+               {"x": ([1, 4, 8, 8], TensorProto.FLOAT)}, {"y": ([1, 4, 8, 8], TensorProto.FLOAT)},
+               {"w": np.full((4, 4, 1, 1), 0.25, np.float32), "floor": np.array(-np.inf, np.float32)})
+    model = next(tmp_path.glob("*.onnx"))
+    result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3588"}, tmp_path / "w")
+    assert result.status == "compiled", result.detail
+    assert set(result.placement) == {"conv", "running_max"}
+    assert float(result.extra["rknn_output_cosine"]) > 0.99
