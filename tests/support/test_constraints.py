@@ -439,3 +439,12 @@ def test_elements_min(tmp_path: Path) -> None:
                        {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
     assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
     assert not verdict("elements_min", graph.nodes[1], graph, 16)[0]
+
+
+def test_keeps_every_element(tmp_path: Path) -> None:
+    """minilm_l6's GatherND of a (1, 64) mask by (1, 1, 1, 64, 2) constant indices, and a GatherND of one row."""
+    every = np.stack([np.zeros(64, np.int64), np.arange(64)], axis=-1).reshape(1, 1, 1, 64, 2)
+    node, graph = single(tmp_path, "GatherND", [[1, 64]], [1, 1, 1, 64], consts={"i": every})
+    assert verdict("keeps_every_element", node, graph, True) == (True, "a reshape of its input")
+    node, graph = single(tmp_path, "GatherND", [[2, 64]], [1, 64], consts={"i": np.array([[0]], np.int64)})
+    assert verdict("keeps_every_element", node, graph, True) == (False, "GatherND selects a part of (2, 64)")

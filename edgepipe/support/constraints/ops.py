@@ -314,3 +314,14 @@ def elements_min(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     if not small or (readers and all(r.op in _RESHAPES for r in readers)):
         return True, "large enough" if not small else "merged with the reshape after it"
     return False, f"{node.op} writes '{small[0].name}' of {small[0].elements} elements < {limit}"
+
+
+@constraint
+def keeps_every_element(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op selects every element of its data input with constant indices, in a new shape: the compiler turns it
+    into a reshape (rknn-toolkit2's remove_invalid_gathernd); any other selection runs on the CPU."""
+    data, out = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
+    same = data is not None and out is not None and data.static and out.static and data.elements == out.elements \
+        and all(t.constant for t in node.inputs[1:])
+    ok = same or not required
+    return ok, "a reshape of its input" if same else f"{node.op} selects a part of {data.shape if data else None}"
