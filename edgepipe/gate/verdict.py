@@ -50,6 +50,8 @@ class VerdictInputs:
 
 
 Requirement = Callable[[VerdictInputs], Evidence | None]
+#: How a met vendor compile names what it needed beyond the tool's defaults; such a detail is in a pass's reason.
+WORKAROUND = " only with "
 
 #: What a user can do when quantization loses too much fidelity (the report's ladder trail says what was tried).
 FIDELITY_NEXT_STEP = ("next step: see the quantization ladder in the report; allow a16w8 or float in "
@@ -210,8 +212,11 @@ def vendor_compile(inputs: VerdictInputs) -> Evidence | None:
     if broken:
         return Evidence(requirement="vendor compile", outcome="not proven",
                         detail=f"{broken[0].tool} failed: {broken[0].detail}")
-    if any(c.status == "ran" for c in checks):
-        return Evidence(requirement="vendor compile", outcome="met", detail=f"{tool} compiled the graph")
+    ran = [c for c in checks if c.status == "ran"]
+    if ran:
+        needed = ran[0].extra.get("compiled_with")  # e.g. a toolkit rule disabled on the toolkit's own advice
+        return Evidence(requirement="vendor compile", outcome="met",
+                        detail=f"{tool} compiled the graph" + (f"{WORKAROUND}{needed}" if needed else ""))
     return Evidence(requirement="vendor compile", outcome="not checked",
                     detail=f"vendor compile not checked ({tool} did not run here): {_install_hint(checks)}")
 
@@ -235,5 +240,6 @@ def decide(inputs: VerdictInputs) -> tuple[Verdict, str, list[Evidence]]:
         return "fail", "; ".join(f"{e.requirement}: {e.detail}" for e in failed), evidence
     if unproven:
         return "not proven", "; ".join(f"{e.requirement}: {e.detail}" for e in unproven), evidence
-    shown = [e.detail for e in evidence if e.requirement == "accuracy" and e.outcome == "met"]
+    shown = [e.detail for e in evidence
+             if e.outcome == "met" and (e.requirement == "accuracy" or WORKAROUND in e.detail)]
     return "pass", "; ".join(shown + notes) or "every requirement met", evidence

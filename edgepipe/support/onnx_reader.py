@@ -7,6 +7,7 @@ from typing import Any
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
+from edgepipe.support.onnx_branches import branch_ops, inline_known_branches, known_conditions
 from edgepipe.support.onnx_fold import fold_constants
 
 _CONST_OPS = {"Constant", "ConstantOfShape"}
@@ -90,6 +91,20 @@ def _macs(op: str, attrs: dict[str, Any], inputs: tuple[TensorInfo, ...], output
     return 0
 
 
+def _inlined(model: Any, conditions: dict[str, bool]) -> Any:
+    """A shape-inferred copy of ``model`` with its known ``If`` branches inlined (the model is not changed)."""
+    import onnx
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    inline_known_branches(copy, conditions)
+    del copy.graph.value_info[:]
+    try:
+        return onnx.shape_inference.infer_shapes(copy, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference is best effort: unknown shapes stay unknown
+        return copy
+
+
 def read_onnx(path: Path) -> OpGraph:
     """The operators of the ONNX model at ``path``, with inferred shapes and dtypes."""
     import onnx
@@ -107,6 +122,11 @@ def read_onnx(path: Path) -> OpGraph:
     if folded.inference_model is not None:  # shapes the folded shape computations make known
         infos.update({name: info for name, info in _value_infos(folded.inference_model).items()
                       if info[1] is not None and None not in info[1] and infos.get(name, ("", None))[1] != info[1]})
+    conditions = known_conditions(model, folded.values)
+    if conditions:  # the outputs of an If whose branch is known have that branch's shapes
+        infos.update({name: info for name, info in _value_infos(_inlined(folded.inference_model or model,
+                                                                         conditions)).items()
+                      if info[1] is not None and None not in info[1] and infos.get(name, ("", None))[1] != info[1]})
     constants = {init.name for init in model.graph.initializer} | set(folded.values)
     nodes: list[OpNode] = []
     for index, node in enumerate(model.graph.node):
@@ -122,6 +142,8 @@ def read_onnx(path: Path) -> OpGraph:
         attrs = _normalise(node.op_type, _attrs(node), inputs)
         if index in folded.nodes:
             attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
+        if node.op_type == "If" and node.input and node.input[0] in conditions:
+            attrs["branch_ops"] = branch_ops(node, conditions[node.input[0]])  # the ops that run in its place
         nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,
                             inputs=inputs, outputs=outputs, attrs=attrs,
                             macs=_macs(node.op_type, attrs, inputs, outputs), layout="nchw"))

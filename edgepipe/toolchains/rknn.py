@@ -8,7 +8,8 @@ compiler's layer table names them, and seeded random inputs (the quantization da
 simulator's per-layer accuracy analysis). Placement by edgepipe node: the target of every layer the node was
 rewritten into; a node the compiler fused into a neighbour (BatchNormalization into Conv, an activation into
 ``ConvRelu``) runs where the node it was fused into runs (counted in ``fused_nodes``); a node folded into a
-constant runs nowhere at inference time and so is not a CPU op. A layer that traces back to no node of the
+constant, or merged away with the data movement around it (two reshapes in a row), runs nowhere at inference
+time and so is not a CPU op. A layer that traces back to no node of the
 model (other than the compiler's input/output operators) is unmatched: a disagreement.
 """
 
@@ -21,8 +22,10 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from edgepipe.support.graph import OpGraph
+from edgepipe.support.onnx_branches import inline_known_branches
 from edgepipe.support.report import Placement
 from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
@@ -30,6 +33,9 @@ from edgepipe.toolchains.onnx_names import named_copy
 from edgepipe.toolchains.venv import ManagedEnv
 
 RUNNER = Path(__file__).with_name("rknn_runner.py")
+#: The line the runner prints before it builds again with a rule disabled (``rknn_runner.ATTEMPT_MARKER``; the
+#: runner runs in the toolkit's environment and cannot be imported here).
+ATTEMPT_MARKER = "=== edgepipe: rknn build again, disable_rules +"
 #: A row of the accuracy analysis: "[OpType] tensor name   entire cos | euc   single cos | euc".
 _ACCURACY_ROW = re.compile(r"^(\[\S+\] .+?)\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+\s+(-?[\d.]+(?:e-?\d+)?)\s+\|\s+\S+$")
 
@@ -62,6 +68,39 @@ def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
     return paths
 
 
+def toolkit_model(model: Path, graph: OpGraph, out: Path) -> Path:
+    """The ONNX file rknn-toolkit2 compiles: ``model`` with edgepipe's node names, every ``If`` whose condition
+    is known once the input shapes are static replaced by the branch it takes, under the ``If``'s name (the
+    toolkit folds such an ``If`` as a constant and then fails; :mod:`edgepipe.support.onnx_branches`), and
+    infinite float constants made finite (:func:`finite_constants`)."""
+    named_copy(model, graph, out)
+    proto = onnx.load(str(out))
+    if inline_known_branches(proto) + finite_constants(proto):
+        onnx.save(proto, str(out))
+    return out
+
+
+def finite_constants(proto: onnx.ModelProto) -> list[str]:
+    """Replace, in ``proto``, every infinite value of a float initializer by the largest finite value of its
+    sign (-inf as the start of a running max becomes -3.4e38 for float32: the same result); the toolkit's
+    quantizer computes the range of an infinite constant as NaN and fails (``cannot convert float NaN to
+    integer``). Returns the initializers changed; NaN values are left as they are."""
+    from onnx import numpy_helper
+
+    changed = []
+    for index, init in enumerate(proto.graph.initializer):
+        if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE):
+            continue
+        value = numpy_helper.to_array(init)
+        if not np.isinf(value).any():
+            continue
+        limit = np.finfo(value.dtype)
+        finite = np.where(np.isposinf(value), limit.max, np.where(np.isneginf(value), limit.min, value))
+        proto.graph.initializer[index].CopyFrom(numpy_helper.from_array(finite.astype(value.dtype), init.name))
+        changed.append(init.name)
+    return changed
+
+
 def _upstream(graph: OpGraph, index: int, placed: dict[str, Placement]) -> Placement | None:
     """The placement of the nearest placed node upstream of node ``index`` along feature maps."""
     producers = graph.producers()
@@ -92,6 +131,8 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
             direct.setdefault(name, set()).add(layer.target)
     placed: dict[str, Placement] = {n: "cpu" if "CPU" in t else "accelerator" for n, t in direct.items()}
     placed.update({n: "accelerator" for n in log.folded if n in names and n not in placed})
+    for name in log.eliminated - log.inserted:  # merged away: runs nowhere at inference time, not a CPU op
+        placed.update({n: "accelerator" for n in rknn_layers.origins(name, log, names) if n not in placed})
     fused = 0
     for node in graph.nodes:
         if node.name not in placed:
@@ -134,7 +175,9 @@ class Rknn(Toolchain):
         if not answer_path.is_file():
             raise OSError(f"the RKNN runner exited with code {proc.returncode} and no answer: "
                           f"{last_line(proc.stderr or proc.stdout)}")
-        return json.loads(answer_path.read_text(encoding="utf-8")), proc.stdout + "\n" + proc.stderr
+        last = "\n".join(stream.rpartition(ATTEMPT_MARKER)[2] for stream in (proc.stdout, proc.stderr))
+        (workdir / "rknn_native.log").write_text(last, encoding="utf-8")  # the layer table, kept for a reader
+        return json.loads(answer_path.read_text(encoding="utf-8")), last
 
     def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         tool = self.label(options)
@@ -142,7 +185,7 @@ class Rknn(Toolchain):
             inputs = seeded_inputs(graph, workdir)
         except ValueError as exc:
             return CompileResult(tool=tool, status="compile_failed", detail=f"rknn: {exc}")
-        request = {"model": str(named_copy(model, graph, workdir / "named.onnx")), "inputs": inputs,
+        request = {"model": str(toolkit_model(model, graph, workdir / "named.onnx")), "inputs": inputs,
                    "target_platform": options.get("target-platform", "rk3588"), "workdir": str(workdir),
                    "accuracy": self.accuracy}
         answer, native = self.run_runner(request, workdir)
@@ -155,8 +198,9 @@ class Rknn(Toolchain):
             errors = [line for line in native.splitlines() if line.startswith("E ")]
             message = "; ".join(f"{k}: {v}" for k, v in raised.items() if k in compile_steps) or (
                 errors[-1] if errors else last_line(native))
+            tried = f" (also with {disabled_rules_note(answer)})" if answer.get("disabled_rules") else ""
             return CompileResult(tool=tool, status="compile_failed",
-                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}"
+                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}{tried}"
                                         f"{non_finite_hint(model) if 'NaN' in message else ''}")
         log = rknn_layers.parse(native, str(answer.get("log", "")))
         placement, unmatched, fused = placement_from_log(graph, log)
@@ -166,6 +210,8 @@ class Rknn(Toolchain):
             extra["inserted_cpu_layers"] = "; ".join(inserted_cpu)[:500]
         if log.fallbacks:
             extra["fallback_warnings"] = "; ".join(dict.fromkeys(log.fallbacks))[:1000]
+        if answer.get("disabled_rules"):
+            extra["compiled_with"] = disabled_rules_note(answer)
         if answer.get("accuracy"):
             extra.update(accuracy_figures(str(answer["accuracy"])))
         if "accuracy_analysis" in raised:
@@ -173,19 +219,26 @@ class Rknn(Toolchain):
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
 
 
+def disabled_rules_note(answer: dict[str, object]) -> str:
+    """What the compile needed beyond the toolkit's defaults: the rules disabled on its advice, and why."""
+    rules = ", ".join(repr(rule) for rule in answer.get("disabled_rules", []))  # type: ignore[attr-defined]
+    raised = "; ".join(f"{k}: {v}" for k, v in dict(answer.get("default_raised", {})).items())  # type: ignore[call-overload]
+    return (f"config(disable_rules=[{rules}]): with the toolkit's defaults {raised} in that rule, and the toolkit "
+            "advises disabling it")[:500]
+
+
 def non_finite_hint(model: Path) -> str:
-    """A next step when the model holds float constants that are not finite (e.g. -inf as the start of a masked
-    max): rknn's quantizer computes their range as NaN and fails; '' when every constant is finite."""
-    import onnx  # heavy optional dependency (only read when a compile failed)
+    """A next step when the model holds NaN float constants: rknn's quantizer computes their range as NaN and
+    fails (infinite ones :func:`finite_constants` already replaced); '' when there are none."""
     from onnx import numpy_helper
 
     bad = [init.name for init in onnx.load(str(model)).graph.initializer
            if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
-           and not np.all(np.isfinite(numpy_helper.to_array(init)))]
+           and np.isnan(numpy_helper.to_array(init)).any()]
     if not bad:
         return ""
-    return (f". The model holds non-finite float constants ({', '.join(bad[:3])}): replace them by the dtype's "
-            "largest finite value (e.g. -3.4e38 for -inf) before compiling for RKNN")
+    return (f". The model holds NaN float constants ({', '.join(bad[:3])}): replace them by finite values "
+            "before compiling for RKNN")
 
 
 def accuracy_figures(text: str) -> dict[str, float | str]:

@@ -6,7 +6,9 @@ Python front end logs its graph rewrites first (``fuse_ops results:``: ``NAME: r
 [...]``) and the constants it folds (``fold_constant remove nodes = [...]``), which trace a layer back to the
 nodes of the model it came from. A node named among both the removed and the added nodes of a rewrite (a swap,
 a fusion into it) stays itself; a rewrite that removes nothing inserts layers that come from no model node
-(``inserted``: e.g. the reshape to 4-D and back around a 2-D op).
+(``inserted``: e.g. the reshape to 4-D and back around a 2-D op). A rewrite that merges data movement away
+(``bypass_two_reshape``, ``fuse_two_reshape``, ``remove_invalid_transpose``, ...) and adds nothing leaves the
+nodes it removes running nowhere (``eliminated``), like folded constants.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 
 _ROW = re.compile(r"^D RKNN: \[[^\]]*\]\s+(\d+)\s+(\S+)\s+(\S+)\s+(NPU|CPU)\s+.*\s(\S+?):(\S+)\s*$")
 _REWRITE = re.compile(r"^D\s+(\w+): remove node = (\[.*?\])(?:, add node = (\[.*?\]))?\s*$")
+#: Rewrites that merge data movement away: what they remove (and add nothing for) runs nowhere at inference time.
+_MERGES = re.compile(r"^(bypass_|fuse_two_|remove_invalid_)|reshape|transpose")
 _FOLDED = re.compile(r"^D fold_constant remove nodes = (\[.*\])\s*$")
 _FALLBACK = re.compile(r"^[EW] RKNN: \[[^\]]*\] (.*fallback.*)$", re.IGNORECASE)
 #: Layers the compiler adds around the model, not rewritten from any of its nodes.
@@ -42,6 +46,7 @@ class CompilerLog:
     origin: dict[str, list[str]] = field(default_factory=dict)
     folded: set[str] = field(default_factory=set)
     inserted: set[str] = field(default_factory=set)
+    eliminated: set[str] = field(default_factory=set)
     fallbacks: list[str] = field(default_factory=list)
 
 
@@ -62,6 +67,8 @@ def parse(native: str, python_log: str) -> CompilerLog:
             added = ast.literal_eval(rewrite.group(3)) if rewrite.group(3) else []
             if not removed:  # a layer the compiler adds from nothing (a 4-D reshape around an op): no model node
                 log.inserted.update(added)
+            if not added and _MERGES.search(rewrite.group(1)):  # e.g. two reshapes in a row, a transpose of 1s
+                log.eliminated.update(removed)
             for new in added:
                 if new not in removed:  # a node that survives a rewrite (swap, fusion into it) stays itself
                     log.origin.setdefault(new, []).extend(removed)

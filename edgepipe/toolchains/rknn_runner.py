@@ -11,8 +11,15 @@ edgepipe reads: the native library writes there directly, so the answer cannot s
 
 import json
 import os
+import re
 import sys
 import traceback
+
+#: Printed to stdout before the build is tried again with a rule disabled: the native log after it is the last
+#: attempt's.
+ATTEMPT_MARKER = "=== edgepipe: rknn build again, disable_rules +"
+#: The most toolkit rules one compile may disable on the toolkit's advice.
+MAX_DISABLED = 3
 
 
 def _write_dataset(workdir, inputs):
@@ -45,30 +52,61 @@ def _step(answer, name, call):
     return answer["steps"][name]
 
 
-def run(request):
-    """Load, quantize and build for ``target_platform``; optionally the accuracy analysis on the simulator."""
+def _attempt(request, answer, log_path, disabled):
+    """config, load_onnx and build (with the toolkit's rules named in ``disabled`` switched off); True when
+    every step returned 0."""
     from rknn.api import RKNN  # the vendor tool: present only in this environment
 
-    workdir = request["workdir"]
-    answer = {"steps": {}}
-    log_path = os.path.join(workdir, "rknn_build.log")
+    answer["steps"], answer["raised"] = {}, {}
     rknn = RKNN(verbose=True, verbose_file=log_path)
+    options = {"target_platform": request["target_platform"], **({"disable_rules": disabled} if disabled else {})}
     try:
-        ret = _step(answer, "config", lambda: rknn.config(target_platform=request["target_platform"]))
+        ret = _step(answer, "config", lambda: rknn.config(**options))
         if ret == 0:
             ret = _step(answer, "load_onnx", lambda: rknn.load_onnx(model=request["model"]))
         if ret == 0:
-            dataset = _write_dataset(workdir, request["inputs"])
+            dataset = _write_dataset(request["workdir"], request["inputs"])
             ret = _step(answer, "build", lambda: rknn.build(do_quantization=True, dataset=dataset))
         if ret == 0 and request.get("accuracy"):
-            snapshot = os.path.join(workdir, "snapshot")
+            snapshot = os.path.join(request["workdir"], "snapshot")
             _step(answer, "accuracy_analysis", lambda: rknn.accuracy_analysis(inputs=request["inputs"],
                                                                               output_dir=snapshot))
             answer["accuracy"] = _read_text(os.path.join(snapshot, "error_analysis.txt"))
     finally:
         rknn.release()
+    return ret == 0
+
+
+def run(request):
+    """Load, quantize and build for ``target_platform``; optionally the accuracy analysis on the simulator.
+
+    When a graph rewrite of the toolkit raises, the toolkit names the rule and advises ``disable_rules=[...]``
+    in ``config()``; the build is then tried again with that rule off (at most MAX_DISABLED rules), and the
+    answer says which rules were disabled and what the default build raised (``default_raised``). Before each
+    new attempt a marker line goes to stdout, so edgepipe reads the layer table of the last attempt only."""
+    answer = {"disabled_rules": []}
+    while True:
+        log_path = os.path.join(request["workdir"], f"rknn_build_{len(answer['disabled_rules'])}.log")
+        if _attempt(request, answer, log_path, answer["disabled_rules"]):
+            break
+        advised = [rule for rule in _advised_rules(_read_text(log_path)) if rule not in answer["disabled_rules"]]
+        if not advised or len(answer["disabled_rules"]) >= MAX_DISABLED:
+            break
+        answer.setdefault("default_raised", dict(answer["raised"]))
+        answer["disabled_rules"].append(advised[0])
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+            os.write(stream.fileno(), f"{ATTEMPT_MARKER} {advised[0]}\n".encode())
     answer["log"] = _read_text(log_path)
     return answer
+
+
+def _advised_rules(text):
+    """The rules the toolkit advises disabling ("You can add disable_rules=['RULE'] in rknn.config()")."""
+    found = []
+    for match in re.finditer(r"disable_rules=\[([^\]]*)\]", text):
+        found.extend(name.strip().strip("'\"") for name in match.group(1).split(",") if name.strip())
+    return found
 
 
 def main():

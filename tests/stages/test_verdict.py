@@ -103,3 +103,16 @@ def test_a_tflite_source_says_why_an_onnx_target_has_no_artifact() -> None:
     verdict, reason, _ = decide(VerdictInputs(load_profile("mobile-npu"), tflite, None, source_format="tflite"))
     assert verdict == "not proven" and "no --calib" not in reason
     assert "makes no onnx model from a tflite file" in reason and ".onnx, .keras or SavedModel" in reason
+
+
+def test_a_compile_that_needed_a_vendor_workaround_says_so_in_a_pass(built: tuple[BuildReport, Path]) -> None:
+    """rknn-toolkit2 compiled only with a rule disabled on its own advice: met, and the reason names it."""
+    report, folder = built
+    ethos = load_profile("ethos-u55")
+    support = check_model(folder / "model_int8.tflite", ethos)
+    needed = "config(disable_rules=['fuse_x']): with the toolkit's defaults build: IndexError in that rule"
+    support = support.model_copy(update={"verification": [Verification(
+        tool="rknn --target-platform rk3588", status="ran", extra={"compiled_with": needed})]})
+    got, reason, evidence = decide(VerdictInputs(ethos, report.artifacts, report.accuracy, support))
+    assert got == "pass" and evidence[-1].outcome == "met"
+    assert f"compiled the graph only with {needed}" in reason

@@ -55,3 +55,38 @@ def single(tmp: Path, op: str, shapes: list[list[Any]], out_shape: list[Any] | N
     graph = onnx_graph(tmp, [node], {n: (s, dtype) for n, s in zip(names, shapes)},
                        {"y": (out_shape or [], dtype)}, consts)
     return graph.nodes[0], graph
+
+
+def squeeze_if_onnx(path: Path, columns: int = 16) -> Path:
+    """PyTorch's export of ``x.squeeze(2)`` on a dimension it cannot see: ``Shape -> Gather -> Equal -> If``
+    (then: Squeeze, else: Identity), with static input shapes, so the condition is known (true) before the
+    model runs; then a MatMul with constant weights of ``columns`` columns, its bias Add and a Sigmoid."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    then_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["axes"], name="axes",
+                          value=numpy_helper.from_array(np.array([2], np.int64))),
+         helper.make_node("Squeeze", ["r", "axes"], ["squeezed"], name="squeeze")], "then", [],
+        [helper.make_tensor_value_info("squeezed", TensorProto.FLOAT, None)])
+    else_branch = helper.make_graph([helper.make_node("Identity", ["r"], ["same"], name="same")], "else", [],
+                                    [helper.make_tensor_value_info("same", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["r"], ["shape"], name="shape"),
+             helper.make_node("Gather", ["shape", "two"], ["dim"], name="gather", axis=0),
+             helper.make_node("Equal", ["dim", "one"], ["is_one"], name="equal"),
+             helper.make_node("If", ["is_one"], ["s"], name="if", then_branch=then_branch, else_branch=else_branch),
+             helper.make_node("Transpose", ["s"], ["t"], name="transpose", perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["t", "w"], ["m"], name="matmul"),
+             helper.make_node("Add", ["m", "b"], ["a"], name="bias"),
+             helper.make_node("Sigmoid", ["a"], ["y"], name="sigmoid")]
+    consts = {"two": np.array(2, np.int64), "one": np.array(1, np.int64),
+              "w": rng.standard_normal((8, columns)).astype(np.float32) * 0.3,
+              "b": rng.standard_normal(columns).astype(np.float32) * 0.1}
+    graph = helper.make_graph(nodes, "squeeze_if", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                  [1, 8, 1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path

@@ -385,3 +385,66 @@ def test_in_gelu_pattern(tmp_path: Path) -> None:
     assert verdict("in_gelu_pattern", graph.nodes[1], graph, True) == (True, "inside a GELU")
     ok, detail = verdict("in_gelu_pattern", graph.nodes[4], graph, True)
     assert not ok and detail == "Erf 'lone_erf' is not the Erf of a decomposed GELU"
+
+
+def _squeeze_if_graph(tmp_path: Path, columns: int = 16) -> OpGraph:
+    from edgepipe.support.onnx_reader import read_onnx
+    from tests.support.graphs import squeeze_if_onnx
+
+    return read_onnx(squeeze_if_onnx(tmp_path / f"squeeze_if_{columns}.onnx", columns=columns))
+
+
+def test_branch_ops_in(tmp_path: Path) -> None:
+    """An If whose condition comes from static shapes takes its Squeeze branch; its output shape is known."""
+    graph = _squeeze_if_graph(tmp_path)
+    node = next(n for n in graph.nodes if n.op == "If")
+    assert node.attrs["branch_ops"] == ("Squeeze",) and node.outputs[0].shape == (1, 8, 16)
+    assert verdict("branch_ops_in", node, graph, ["Squeeze", "Identity"]) == (True, "branch of Squeeze")
+    assert verdict("branch_ops_in", node, graph, ["Identity"]) == (False, "If takes a branch with Squeeze")
+    unknown, graph = single(tmp_path, "If", [[1]], [1], dtype=TensorProto.BOOL)
+    assert verdict("branch_ops_in", unknown, graph, ["Squeeze"]) == (
+        False, "If 'if' has a condition only known at run time")
+
+
+def test_matmul_columns_max(tmp_path: Path) -> None:
+    """A (16, 9000) product of constant weights, its bias Add and the Sigmoid after it; a one-row MatMul."""
+    graph = _squeeze_if_graph(tmp_path, columns=9000)
+    matmul, bias, sigmoid = (next(n for n in graph.nodes if n.op == op) for op in ("MatMul", "Add", "Sigmoid"))
+    for node in (matmul, bias, sigmoid):
+        assert verdict("matmul_columns_max", node, graph, 8192) == (False, "MatMul 'matmul' writes 9000 columns > 8192")
+        assert verdict("matmul_columns_max", node, graph, 9000)[0]
+    one_row, graph = single(tmp_path, "MatMul", [[1, 8]], [1, 9000],
+                            consts={"w": np.zeros((8, 9000), np.float32)})
+    assert verdict("matmul_columns_max", one_row, graph, 8192)[0]
+
+
+def test_keeps_an_axis(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReduceMax", [[1, 8, 32]], [], keepdims=0)
+    assert verdict("keeps_an_axis", node, graph, True) == (False, "ReduceMax reduces (1, 8, 32) to one value")
+    node, graph = single(tmp_path, "ReduceMax", [[1, 8, 32]], [1, 8, 1], axes=[-1])
+    assert verdict("keeps_an_axis", node, graph, True)[0]
+
+
+def test_elements_min(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Identity", [[1, 4]], [1, 4])
+    assert verdict("elements_min", node, graph, 16) == (False, "Identity writes 'y' of 4 elements < 16")
+    node, graph = single(tmp_path, "Identity", [[1, 16]], [1, 16])
+    assert verdict("elements_min", node, graph, 16)[0]
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    graph = onnx_graph(tmp_path, [helper.make_node("Identity", ["x"], ["t"], name="first"),
+                                  helper.make_node("Identity", ["t"], ["y"], name="second")],
+                       {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
+    assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
+    assert not verdict("elements_min", graph.nodes[1], graph, 16)[0]
+
+
+def test_keeps_every_element(tmp_path: Path) -> None:
+    """minilm_l6's GatherND of a (1, 64) mask by (1, 1, 1, 64, 2) constant indices, and a GatherND of one row."""
+    every = np.stack([np.zeros(64, np.int64), np.arange(64)], axis=-1).reshape(1, 1, 1, 64, 2)
+    node, graph = single(tmp_path, "GatherND", [[1, 64]], [1, 1, 1, 64], consts={"i": every})
+    assert verdict("keeps_every_element", node, graph, True) == (True, "a reshape of its input")
+    node, graph = single(tmp_path, "GatherND", [[2, 64]], [1, 64], consts={"i": np.array([[0]], np.int64)})
+    assert verdict("keeps_every_element", node, graph, True) == (False, "GatherND selects a part of (2, 64)")

@@ -153,3 +153,15 @@ def write_wav_clips(folder: Path, count: int, rate: int, seconds: float, seed: i
             handle.setframerate(rate)
             handle.writeframes((np.clip(frames, -1, 1) * 32767).astype("<i2").tobytes())
     return folder
+
+
+def wakeword_features(melspec: Path, embedding: Path, count: int, windows: int = 16, seed: int = 0) -> np.ndarray:
+    """openWakeWord classifier inputs (N, ``windows``, 96): its embedding model run on its log-mel windows of
+    speech-like audio (one embedding every 80 ms), ``windows`` consecutive embeddings per sample."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(embedding), providers=["CPUExecutionProvider"])
+    mel = melspectrogram_windows(melspec, count + windows, seed=seed)
+    name = session.get_inputs()[0].name
+    embedded = np.concatenate([session.run(None, {name: mel[i:i + 1]})[0].reshape(1, -1) for i in range(len(mel))])
+    return np.stack([embedded[i:i + windows] for i in range(count)]).astype(np.float32)

@@ -68,6 +68,16 @@ MEDIAPIPE_HELDOUT = fetch.Wheel(
     platform_args=fetch.MEDIAPIPE.platform_args,
 )
 
+# openWakeWord's wake-word classifiers (session 3): small heads over 16 embeddings of its front end, shipped as
+# ONNX and float TFLite; the zoo has only the front end (melspectrogram, embedding_model) of the same wheel.
+_OWW = "openwakeword/resources/models/"
+OWW_CLASSIFIERS = fetch.Wheel(
+    requirement=fetch.OPENWAKEWORD.requirement, filename=fetch.OPENWAKEWORD.filename,
+    sha256=fetch.OPENWAKEWORD.sha256,
+    members=(*fetch.OPENWAKEWORD.members, _OWW + "hey_jarvis_v0.1.onnx", _OWW + "hey_jarvis_v0.1.tflite",
+             _OWW + "timer_v0.1.onnx"),
+)
+
 # --------------------------------------------------------------------------------------------- data makers
 
 _ORIENTATIONS = (0, 90, 180, 270)
@@ -132,6 +142,26 @@ def _sentences(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]
     return {"input_ids": ids, "attention_mask": bias}
 
 
+def _wakeword(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
+    """As many consecutive openWakeWord embeddings of speech-like audio per sample as the model's input takes
+    (16 for hey_jarvis, 34 for timer), under the model's input name."""
+    from tests.thirdparty.audio import wakeword_features
+
+    if ctx.model.suffix == ".tflite":
+        from ai_edge_litert.interpreter import Interpreter
+
+        detail = Interpreter(model_path=str(ctx.model)).get_input_details()[0]
+        name, windows = detail["name"], int(detail["shape"][1])
+    else:
+        import onnxruntime as ort
+
+        spec = ort.InferenceSession(str(ctx.model), providers=["CPUExecutionProvider"]).get_inputs()[0]
+        name, windows = spec.name, int(spec.shape[1])
+    return {name: wakeword_features(fetch.model_file(OWW_CLASSIFIERS, _OWW + "melspectrogram.onnx"),
+                                    fetch.model_file(OWW_CLASSIFIERS, _OWW + "embedding_model.onnx"), count,
+                                    windows=windows, seed=seed)}
+
+
 # --------------------------------------------------------------------------------------------- the models
 
 _IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
@@ -173,6 +203,14 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
                  _MP + "face_landmark/face_landmark_with_attention.tflite",
                  "MediaPipe TFLite: attention mesh, seven outputs, custom ops (Landmarks2TransformMatrix, "
                  "TransformLandmarks, TransformTensorBilinear); on photos", _PHOTOS),
+
+    zoo.ZooModel("oww_hey_jarvis", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.onnx",
+                 "openWakeWord 'hey jarvis' classifier, ONNX: 16 x 96 embeddings in, a score out; embeddings of "
+                 "speech-like audio from the wheel's own front end", _npz(_wakeword)),
+    zoo.ZooModel("oww_hey_jarvis_tflite", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.tflite",
+                 "the same classifier as float TFLite", _npz(_wakeword)),
+    zoo.ZooModel("oww_timer", OWW_CLASSIFIERS, _OWW + "timer_v0.1.onnx",
+                 "openWakeWord 'set a timer' classifier, ONNX, 34 x 96 embeddings in", _npz(_wakeword)),
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}

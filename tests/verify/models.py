@@ -82,3 +82,35 @@ def conv_net_onnx(path: Path, tail: list[str], size: int = 16, opset: int = 17) 
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
+
+
+def stft_gru_onnx(path: Path) -> Path:
+    """A streaming voice model's shape: a framing Conv (kernel 1x400, stride 128, as a PyTorch STFT exports),
+    Relu, a GRU step with a recurrent state input, and a 1x1x4 score (4 elements) reshaped from its output."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    hidden = 16
+    inits = {"basis": rng.normal(0, 0.05, (8, 1, 1, 400)), "to_seq": np.array([1, 1, 8], np.int64),
+             "flat_shape": np.array([1, hidden], np.int64),
+             "perm_w": rng.normal(0, 0.3, (1, 3 * hidden, 8)), "rec_w": rng.normal(0, 0.3, (1, 3 * hidden, hidden)),
+             "gru_b": np.zeros((1, 6 * hidden)), "head": rng.normal(0, 0.3, (hidden, 4)),
+             "scores": np.array([1, 1, 4], np.int64)}
+    nodes = [helper.make_node("Conv", ["audio", "basis"], ["frames"], name="stft", strides=[1, 128]),
+             helper.make_node("Relu", ["frames"], ["mag"], name="relu"),
+             helper.make_node("Reshape", ["mag", "to_seq"], ["steps"], name="to_steps"),
+             helper.make_node("GRU", ["steps", "perm_w", "rec_w", "gru_b", "", "h"], ["out", "h_out"], name="gru",
+                              hidden_size=hidden, linear_before_reset=1),
+             helper.make_node("Reshape", ["out", "flat_shape"], ["flat"], name="flatten"),
+             helper.make_node("MatMul", ["flat", "head"], ["logit"], name="head"),
+             helper.make_node("Reshape", ["logit", "scores"], ["score"], name="score")]
+    graph = helper.make_graph(
+        nodes, "stft_gru", [helper.make_tensor_value_info("audio", TensorProto.FLOAT, [1, 1, 1, 400]),
+                            helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 1, hidden])],
+        [helper.make_tensor_value_info("score", TensorProto.FLOAT, [1, 1, 4]),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [1, 1, hidden])],
+        [numpy_helper.from_array(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else v.dtype), k)
+         for k, v in inits.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path

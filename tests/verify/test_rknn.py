@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from onnx import TensorProto, helper
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains import rknn_layers
-from edgepipe.toolchains.rknn import Rknn, accuracy_figures
+from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
+from edgepipe.toolchains.rknn_runner import _advised_rules
 from edgepipe.verify import vendor_verification
-from tests.verify.models import conv_net_onnx
+from tests.support.graphs import squeeze_if_onnx
+from tests.verify.models import conv_net_onnx, stft_gru_onnx
 
 pytestmark = pytest.mark.toolchain
 
@@ -89,3 +92,68 @@ def test_dynamic_input_is_a_compile_failure(rknn_installed: Rknn, tmp_path: Path
     onnx.save(proto, str(model))
     result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3588"}, tmp_path)
     assert result.status == "compile_failed" and "static shapes" in result.detail, result
+
+
+def _agreement(model: Path, target: str, work: Path) -> tuple[dict[str, int], object]:
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, work, graph)
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, (result.disagreements, result.extra)
+    return report.cpu_ops, result
+
+
+def test_an_if_known_from_static_shapes_is_replaced_by_its_branch_for_the_toolkit(rknn_installed: Rknn,
+                                                                                   tmp_path: Path) -> None:
+    """rknn-toolkit2 folds such an If as a constant, and everything after it: the model as exported does not
+    compile; the copy edgepipe hands it (the branch inlined under the If's name) does, and every node agrees."""
+    model = squeeze_if_onnx(tmp_path / "squeeze_if.onnx")
+    (tmp_path / "raw").mkdir()
+    answer, _ = rknn_installed.run_runner({"model": str(model), "inputs": seeded_inputs(read_graph(model), tmp_path),
+                                           "target_platform": "rk3588", "workdir": str(tmp_path / "raw"),
+                                           "accuracy": False}, tmp_path / "raw")
+    assert answer["steps"]["build"] == -1 and "of model are constants" in str(answer["log"]), answer["raised"]
+    cpu_ops, _ = _agreement(model, "rk3588", tmp_path / "work")
+    assert cpu_ops == {}
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"MatMul": 1, "Add": 1, "Sigmoid": 1}), ("rk3576", {})])
+def test_a_matmul_of_many_columns_falls_back_on_rk3588_only(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                            cpu_ops: dict[str, int]) -> None:
+    """(16, 8) x (8, 9000): RK3588 transposes the product back on the CPU ("channel is too large"), with the
+    bias Add and the Sigmoid fused into it; RK3576 runs it all on the NPU."""
+    assert _agreement(squeeze_if_onnx(tmp_path / "wide.onnx", columns=9000), target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Reshape": 2}), ("rk3576", {})])
+def test_stft_conv_gru_and_small_reshapes_agree(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                cpu_ops: dict[str, int]) -> None:
+    """A Conv of kernel 1x400 and stride 128 (split by the compiler) and a GRU run on the NPU; on RK3588 the
+    reshapes of 8 and 4 elements run on the CPU."""
+    assert _agreement(stft_gru_onnx(tmp_path / "stft_gru.onnx"), target, tmp_path / "w")[0] == cpu_ops
+
+
+def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:
+    log = ("W You can add disable_rules=['fuse_exmatmul_add_mul_exsoftmax13_exmatmul_to_sdpa'] in rknn.config() "
+           "to temporarily disable the error rule!")
+    assert _advised_rules(log) == ["fuse_exmatmul_add_mul_exsoftmax13_exmatmul_to_sdpa"]
+    assert _advised_rules("E build: Traceback ...") == []
+
+
+def test_an_infinite_constant_is_made_finite_for_the_toolkit(rknn_installed: Rknn, tmp_path: Path) -> None:
+    """Max(-inf, x), the start of a running max (magika): the toolkit's quantizer turned the -inf into NaN and
+    failed; with -3.4e38 in its place the graph compiles and the simulator's output matches the float model."""
+    import numpy as np
+
+    from tests.support.graphs import onnx_graph
+
+    onnx_graph(tmp_path, [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                          helper.make_node("Max", ["floor", "c"], ["y"], name="running_max")],
+               {"x": ([1, 4, 8, 8], TensorProto.FLOAT)}, {"y": ([1, 4, 8, 8], TensorProto.FLOAT)},
+               {"w": np.full((4, 4, 1, 1), 0.25, np.float32), "floor": np.array(-np.inf, np.float32)})
+    model = next(tmp_path.glob("*.onnx"))
+    result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3588"}, tmp_path / "w")
+    assert result.status == "compiled", result.detail
+    assert set(result.placement) == {"conv", "running_max"}
+    assert float(result.extra["rknn_output_cosine"]) > 0.99

@@ -224,3 +224,104 @@ def in_gelu_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
             after and all(a.op == "Mul" for a in after):
         return True, "inside a GELU"
     return False, f"{node.op} '{node.name}' is not the Erf of a decomposed GELU"
+
+
+@constraint
+def branch_ops_in(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
+    """An If runs only when its condition is known before the model runs (computed from static shapes, as
+    PyTorch writes ``squeeze`` of a dimension it cannot see) and the branch it takes holds only {param}: the
+    compiler replaces the If by that branch."""
+    ops = node.attrs.get("branch_ops")
+    if ops is None:
+        return False, f"{node.op} '{node.name}' has a condition only known at run time"
+    other = [op for op in ops if op not in allowed]
+    return not other, f"{node.op} takes a branch with {', '.join(other)}" if other else f"branch of {', '.join(ops)}"
+
+
+#: Single-input ops the compiler fuses into the layer of the op before them (an activation into ``ConvSigmoid``).
+_FUSED_AFTER = frozenset({"Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
+                          "Identity"})
+
+
+def _matmul_columns(node: OpNode, graph: OpGraph) -> tuple[OpNode, int] | None:
+    """(the MatMul with constant weights that ``node`` is, or follows through its bias Add and the activations
+    fused into it; its output columns) when its output has more than one row; None otherwise."""
+    current: OpNode | None = node
+    for _ in range(3):
+        if current is None or current.op == "MatMul":
+            break
+        bias = current.op == "Add" and any(t.constant for t in current.inputs)
+        if not bias and current.op not in _FUSED_AFTER:
+            return None
+        current = next((w for position in range(len(current.inputs)) if (w := _writer(current, graph, position))),
+                       None)
+    matmul = current
+    if matmul is None or matmul.op != "MatMul" or len(matmul.inputs) < 2 or not matmul.inputs[1].constant \
+            or not matmul.outputs:
+        return None
+    out = matmul.outputs[0]
+    if not out.static or not out.shape or len(out.shape) < 2:
+        return None
+    columns = int(out.shape[-1] or 0)
+    return (matmul, columns) if columns and out.elements // columns > 1 else None
+
+
+@constraint
+def matmul_columns_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """A MatMul with constant weights and more than one output row has at most {param} output columns, and so
+    has the MatMul that an op fused into it follows (its bias Add of a constant, then an activation): the
+    compiler runs the product as a convolution and transposes it back, and that transpose of more channels
+    falls back to the CPU ("channel is too large")."""
+    found = _matmul_columns(node, graph)
+    if found is None or found[1] <= limit:
+        return True, "columns within the limit" if found else "not after a multi-row MatMul with constant weights"
+    matmul, columns = found
+    return False, f"MatMul '{matmul.name}' writes {columns} columns > {limit}"
+
+
+@constraint
+def keeps_an_axis(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A reduction keeps at least one axis of size above 1: a reduction of the whole tensor to one value runs on
+    the CPU."""
+    out = node.outputs[0] if node.outputs else None
+    whole = required and out is not None and out.static and out.elements == 1 and bool(node.inputs) and \
+        node.inputs[0].static and node.inputs[0].elements > 1
+    return not whole, f"{node.op} reduces {node.inputs[0].shape} to one value" if whole else "keeps an axis"
+
+
+#: Ops rknn-toolkit2 turns into Reshape layers (two in a row it merges into one).
+_RESHAPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
+
+
+def _readers_through_no_ops(node: OpNode, graph: OpGraph) -> list[OpNode]:
+    """The ops reading ``node``'s outputs, looking through reductions of size-1 axes (no-ops the compiler drops)."""
+    consumers = graph.consumers()
+    found: list[OpNode] = []
+    for reader in [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]:
+        same = reader.op.startswith("Reduce") and reader.inputs and reader.outputs and \
+            reader.inputs[0].static and reader.inputs[0].elements == reader.outputs[0].elements
+        found.extend(_readers_through_no_ops(reader, graph) if same else [reader])
+    return found
+
+
+@constraint
+def elements_min(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """The op's output has at least {param} elements, or only reshapes read it (the compiler runs a reshape of a
+    smaller tensor, e.g. a score or a state vector, on the CPU, unless it merges it with the reshape after it,
+    also across a reduction of size-1 axes, which it drops)."""
+    small = [t for t in node.outputs if t.static and t.elements < limit]
+    readers = _readers_through_no_ops(node, graph)
+    if not small or (readers and all(r.op in _RESHAPES for r in readers)):
+        return True, "large enough" if not small else "merged with the reshape after it"
+    return False, f"{node.op} writes '{small[0].name}' of {small[0].elements} elements < {limit}"
+
+
+@constraint
+def keeps_every_element(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op selects every element of its data input with constant indices, in a new shape: the compiler turns it
+    into a reshape (rknn-toolkit2's remove_invalid_gathernd); any other selection runs on the CPU."""
+    data, out = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
+    same = data is not None and out is not None and data.static and out.static and data.elements == out.elements \
+        and all(t.constant for t in node.inputs[1:])
+    ok = same or not required
+    return ok, "a reshape of its input" if same else f"{node.op} selects a part of {data.shape if data else None}"
