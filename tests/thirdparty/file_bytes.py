@@ -27,6 +27,10 @@ KINDS = {
     "ini": ("purelib", "*.cfg"),
     "markdown": ("purelib", "*.md"),
     "toml": ("purelib", "*.toml"),
+    "rst": ("purelib", "*.rst"),
+    "cpp": ("purelib", "*.cpp"),
+    "csv": ("purelib", "*.csv"),
+    "css": ("purelib", "*.css"),
 }
 
 
@@ -40,15 +44,17 @@ def _files_by_suffix(root: str) -> dict[str, list[Path]]:
     return {suffix: sorted(paths) for suffix, paths in found.items()}
 
 
-def labelled_files(per_kind: int, seed: int = 0, min_bytes: int = 256) -> list[tuple[Path, str]]:
-    """Up to ``per_kind`` real files of each type in :data:`KINDS`, chosen with a seeded generator."""
+def labelled_files(per_kind: int, seed: int = 0, min_bytes: int = 256, skip: int = 0) -> list[tuple[Path, str]]:
+    """Up to ``per_kind`` real files of each type in :data:`KINDS`, chosen with a seeded generator; ``skip``
+    leaves out the first files of each type's shuffled order, so two calls with the same seed and
+    ``skip = per_kind`` of the first give disjoint sets (calibration and evaluation share no file)."""
     rng = np.random.default_rng(seed)
     paths = sysconfig.get_paths()
     chosen: list[tuple[Path, str]] = []
     for label, (root, pattern) in KINDS.items():
         candidates = _files_by_suffix(paths[root]).get(pattern.removeprefix("*"), [])
         files = [p for p in candidates if p.is_file() and p.stat().st_size >= min_bytes]
-        for index in rng.permutation(len(files))[:per_kind]:
+        for index in rng.permutation(len(files))[skip:skip + per_kind]:
             chosen.append((files[index], label))
     return chosen
 
@@ -65,11 +71,11 @@ def magika_features(path: Path, config: dict) -> np.ndarray:
     return np.asarray(beg + end, np.int32)
 
 
-def magika_dataset(config_path: Path, per_kind: int, seed: int = 0) -> dict[str, np.ndarray]:
+def magika_dataset(config_path: Path, per_kind: int, seed: int = 0, skip: int = 0) -> dict[str, np.ndarray]:
     """``{'bytes': (N, 2048) int32, 'labels': (N,) int64}`` with labels indexing Magika's target label space."""
     config = json.loads(config_path.read_text())
     space = config["target_labels_space"]
-    files = labelled_files(per_kind, seed)
+    files = labelled_files(per_kind, seed, skip=skip)
     features = np.stack([magika_features(path, config) for path, _ in files])
     labels = np.asarray([space.index(label) for _, label in files], np.int64)
     return {"bytes": features, "labels": labels}

