@@ -168,6 +168,21 @@ class LadderContext:
         return Fidelity(cosine=min(a.cosine for a in agreements), sqnr_db=min(a.sqnr_db for a in agreements),
                         failures=failures)
 
+    def candidate_fidelity(self, fmt: str, path: Path) -> Fidelity:
+        """:meth:`fidelity` of a candidate the ladder made; one ONNX Runtime refuses to load scores worst, with
+        ONNX Runtime's message as its failure. Its optimiser can fail on a valid mixed graph (MiniLM with one
+        LayerNorm left int8: "Attempt to replace the existing tensor" in an extended fusion), and a candidate
+        that does not load is simply not chosen."""
+        if fmt != "onnx":
+            return self.fidelity(fmt, path)
+        from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidGraph, NotImplemented
+
+        try:
+            return self.fidelity(fmt, path)
+        except (Fail, InvalidArgument, InvalidGraph, NotImplemented) as exc:
+            message = str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__
+            return Fidelity(cosine=-1.0, sqnr_db=-200.0, failures=(f"ONNX Runtime cannot run it: {message}",))
+
     def fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split."""
         subset = self._subset()

@@ -64,6 +64,7 @@ def _first(dataset: Dataset, count: int) -> Dataset:
 def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[NodeDamage]:
     """Every int8 node of ``recipe``'s fully quantized ONNX model, most damaging first (empty when too many)."""
     import onnx
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidGraph, NotImplemented
 
     float_path = context.floats["onnx"]
     base = onnx.load(str(mixed_base(float_path, context.calibration, recipe, context.work)))
@@ -84,7 +85,12 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
         def alone(node: str, data: Dataset, reference: ModelOutputs) -> NodeDamage:
             model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
             onnx.save(model, str(path))
-            score = context.label_free(reference, run_outputs(path, data))
+            try:
+                score = context.label_free(reference, run_outputs(path, data))
+            except (Fail, InvalidArgument, InvalidGraph, NotImplemented) as exc:  # ORT's optimiser, not the graph
+                log.info("node damage of %s not measured: ONNX Runtime cannot run the try (%s)", node,
+                         str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__)
+                return NodeDamage(node, ops.get(node, "?"), 1.0, SQNR_CAP_DB)  # unmeasured: ranks last
             return NodeDamage(node, ops.get(node, "?"), round(score.cosine, 6), round(score.sqnr_db, 3))
 
         reference = run_outputs(float_path, subset)

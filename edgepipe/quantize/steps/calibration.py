@@ -51,7 +51,7 @@ def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome:
         except ToolFailed as failure:
             failed.append(f"{fmt} {recipe.label}: {failure.tool} failed: {failure.message}")
             continue
-        score = context.fidelity(fmt, path)
+        score = context.candidate_fidelity(fmt, path)
         outcome.candidates.append(CandidateScore(format=fmt, recipe=recipe.label,  # type: ignore[arg-type]
                                                  selection_accuracy=score.accuracy, flips_points=score.flips_points,
                                                  sqnr_db=score.sqnr_db, min_cosine=score.cosine))

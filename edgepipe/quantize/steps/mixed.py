@@ -54,7 +54,7 @@ class _Search:
 
     def _score(self, recipe: QuantRecipe) -> Fidelity:
         out = self.folder / f"try_{next(self.tries)}{SUFFIX[self.fmt]}"
-        return self.context.fidelity(self.fmt, self.context.quantize(self.fmt, recipe, out))
+        return self.context.candidate_fidelity(self.fmt, self.context.quantize(self.fmt, recipe, out))
 
     @property
     def kept(self) -> int:
