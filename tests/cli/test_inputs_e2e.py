@@ -40,9 +40,13 @@ def test_export_then_build_tflite_input(tiny: dict[str, Path], tmp_path: Path,
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "out" / "model" / "host-cpu" / "report.json").read_text())
     assert report["model"]["format"] == "tflite"
-    assert [a["path"] for a in report["artifacts"]] == ["model.tflite", "model_int8.tflite"]
-    assert report["accuracy"]["float_by_format"].keys() == {"tflite"}
-    assert report["accuracy"]["int8"].keys() == {"tflite"}  # ai-edge-quantizer: no source graph needed
+    paths = [a["path"] for a in report["artifacts"]]
+    # the TFLite itself and its ONNX through tf2onnx (host-cpu deploys both), each quantized
+    assert {"model.tflite", "model_int8.tflite", "model.onnx", "model_int8.onnx"} <= set(paths), paths
+    assert report["accuracy"]["float_by_format"].keys() == {"tflite", "onnx"}
+    assert report["accuracy"]["int8"].keys() >= {"tflite", "onnx"}  # ai-edge-quantizer: no source graph needed
+    export = next(s for s in report["stages"] if s["name"] == "export")
+    assert "tf2onnx's TFLite front end" in export["detail"]
 
 
 def test_quantize_and_eval_commands(tiny: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

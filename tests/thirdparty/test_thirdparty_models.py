@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from edgepipe.cli import main
+from edgepipe.targets import load_profile
 from tests.thirdparty.conftest import all_targets
 
 pytestmark = [pytest.mark.thirdparty, pytest.mark.slow]
@@ -87,8 +88,10 @@ std = [0.5]
     code = main(["build", "-q", "--no-cache", "--config", str(tmp_path / "edgepipe.toml"), "--all-targets"])
     assert code in (0, 2), capsys.readouterr().err
     for target, report in _reports(tmp_path / "build" / "face_detection_short_range").items():
-        assert {a["path"]: a["precision"] for a in report["artifacts"]} == {
-            "model.tflite": "fp32", "model_int8.tflite": "int8"}, target
+        artifacts = {a["path"]: a["precision"] for a in report["artifacts"]}
+        assert {"model.tflite": "fp32", "model_int8.tflite": "int8"}.items() <= artifacts.items(), target
+        if "onnx" in load_profile(target).deploy_formats:  # tf2onnx's ONNX of the TFLite, quantized
+            assert "model.onnx" in artifacts and "model_int8.onnx" in artifacts, (target, artifacts)
         stages = {s["name"]: s for s in report["stages"]}
         assert "float16 weights" in stages["export"]["detail"] and stages["quantize-tflite"]["status"] == "ran"
         outputs = _outputs(report, "model_int8.tflite")
@@ -106,7 +109,8 @@ def test_selfie_segmentation_custom_op_is_reported_not_crashed(selfie_segmentati
     reports = _reports(tmp_path / "selfie_segmentation")
     for target, report in reports.items():
         export = next(s for s in report["stages"] if s["name"] == "export")
-        assert "custom ops Convolution2DTransposeBias" in export["detail"], target
+        # ONNX targets: tf2onnx has no translation for it (a reported failure); TFLite-only targets: the note
+        assert "Convolution2DTransposeBias" in export["detail"], target
         ops = {op["name"]: op for op in report["custom_ops"]["ops"]}
         assert set(ops) == {"Convolution2DTransposeBias"} and ops["Convolution2DTransposeBias"]["count"] >= 1
         assert ops["Convolution2DTransposeBias"]["runs_on_host"] is True  # LiteRT registers MediaPipe's op
