@@ -116,6 +116,10 @@ def section(results: dict[str, dict]) -> str:
             flips = "–" if selection is None or selection.flips_points is None else f"{selection.flips_points:.2f}"
             lines.append(f"| {step.step} | {step.status} | {step.recipe.get('onnx', '–')} | {flips} | "
                          f"{step.accuracy.get('onnx', '–')} | {step.drop_points.get('onnx', '–')} |")
+        tried = [c for step in r["report"].steps for c in step.candidates]
+        if tried:
+            lines += ["", "Calibration settings step (b) scored (selection split: top-1 changed against float, "
+                      "points): " + "; ".join(f"{c.recipe} {c.flips_points:.2f}" for c in tried) + "."]
     return "\n".join([*lines, END])
 
 
