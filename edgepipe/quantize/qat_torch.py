@@ -8,6 +8,13 @@ DequantizeLinear pairs with int8 weights. The quantizer is torchao's XNNPACK qua
 symmetric int8 weights (per output channel when the target runs them, else per tensor) and
 asymmetric int8 activations, what every edgepipe target profile runs.
 
+Activation ranges are not learned: before fine-tuning, the float model runs over the calibration
+split and each activation quantizer takes that split's min/max (the ranges PTQ's minmax computes),
+then stays frozen (:func:`calibrate_activations`); weight quantizers follow the weights. torchao's
+QAT default, a moving average of each batch's min/max, averages per-image ranges here (the batch-1
+program trains one sample at a time), which are narrower than the data's and saturate the largest
+activations.
+
 Fine-tuning has two losses: with a labelled training split, cross-entropy on the labels (the
 task loss); without one, distillation: the mean squared error to the float program's own
 outputs on the calibration inputs. The exported program is batch 1 (static shapes), so a
@@ -64,7 +71,7 @@ class TorchQatResult:
 
 
 def qat_quantizer(per_channel: bool) -> Any:
-    """torchao's XNNPACK QAT quantizer, with activation ranges kept as a running min/max (see module docstring)."""
+    """torchao's XNNPACK QAT quantizer; activations take a running min/max (see :func:`calibrate_activations`)."""
     # torchao logs a warning per CUDA kernel library it cannot load on a CPU-only host: not actionable here
     logging.getLogger("torchao").setLevel(logging.ERROR)
     # heavy optional dependency; torchao keeps the XNNPACK quantizer under its testing package

@@ -50,10 +50,11 @@ def _state_tensors(float_onnx: Path, int8_onnx: Path) -> tuple[list[str], list[s
             consumers.setdefault(name, []).append(node)
     adds = [n.output[0] for n in float_graph.node if n.op_type == "Add"]
     relus = {n.input[0]: n.output[0] for n in float_graph.node if n.op_type == "Relu"}
-    quantized = []
-    for add in adds:
+    quantized = []  # the quantizer's preprocessing renames tensors: the QDQ graph's Adds, in the same order
+    for add in (n.output[0] for n in int8_graph.node if n.op_type == "Add"):
         quantize = next(n for n in consumers[add] if n.op_type == "QuantizeLinear")
         quantized.append(next(n for n in consumers[quantize.output[0]] if n.op_type == "DequantizeLinear").output[0])
+    assert len(quantized) == len(adds) == 64, (len(quantized), len(adds))
     return [relus[a] for a in adds], quantized
 
 
@@ -91,7 +92,7 @@ def measure(scratch: Path) -> str:
              "median over images | top-1 of the head on h_t agrees with float (share of images) |",
              "|---|---|---|---|---|"]
     head = model.handle.program.state_dict
-    weight, bias = (head["head.weight"].numpy(), head["head.bias"].numpy())
+    weight, bias = (head["head.weight"].detach().numpy(), head["head.bias"].detach().numpy())
     for t in STEPS:
         f, q = reference[t], int8[t]
         error = np.linalg.norm(q - f, axis=1) / np.maximum(np.linalg.norm(f, axis=1), 1e-12)
