@@ -1,12 +1,14 @@
-"""PTQ vs QAT (PyTorch pt2e) on the PyTorch reference model digits_vit, measured on the evaluation split only.
+"""PTQ vs QAT (PyTorch pt2e) on the PyTorch reference model digits_irnn, measured on the evaluation split only.
 
-The .pt2 is loaded and exported to ONNX the way ``edgepipe build`` does, then the ladder runs
-twice on an int8-only target (``precisions = ["int8"]``, so mixed precision cannot keep layers
-in float): once with the labelled training split (QAT on the task loss) and once without it
-(QAT by distillation from the float model on the calibration inputs). Settings are chosen on
-the selection split; every accuracy below is on the 400-image evaluation split, which the
-ladder only gates on. The gain QAT − PTQ gets a 95% paired-bootstrap interval (10,000
-resamples of the evaluation images, seed 0). ``--write`` puts the section into docs/PYTORCH.md.
+The ladder runs with the settings ``edgepipe build`` derives from ``models/digits_irnn/edgepipe.toml``
+and its target (edge-tpu: int8 only, so mixed precision has nothing to keep higher): PTQ →
+calibration search → mixed (skipped) → QAT. The .pt2 is loaded and exported to ONNX the way the
+build does, then the ladder runs twice: once with the labelled training split (QAT on the task
+loss, the config's learning rate) and once without it (QAT by distillation from the float model on
+the calibration inputs, lr :data:`DISTILLATION_LEARNING_RATE`). Settings are chosen on the selection
+split; every accuracy below is on the 400-image evaluation split, which the ladder only gates on.
+The gain QAT − PTQ gets a 95% paired-bootstrap interval (:func:`edgepipe.metrics.paired.paired_drop`).
+``--write`` puts the section into docs/PYTORCH.md.
 Run: ``OMP_NUM_THREADS=1 python benchmarks/qat.py --write``.
 """
 
@@ -17,9 +19,11 @@ import datetime
 import os
 import platform
 import re
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,84 +31,95 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DOC = ROOT / "docs" / "PYTORCH.md"
-DATA = ROOT / "calib" / "digits"
-MODEL = ROOT / "models" / "digits_vit" / "digits_vit.pt2"
-EPOCHS, LEARNING_RATE = 3, 1e-3
+FOLDER = ROOT / "models" / "digits_irnn"
+#: Distillation's MSE on the logits moves the weights less per step than cross-entropy: a larger Adam step.
+DISTILLATION_LEARNING_RATE = 1e-4
 BEGIN, END = "<!-- benchmarks/qat.py: begin -->", "<!-- benchmarks/qat.py: end -->"
-
-
-def paired_bootstrap_gain_ci(before: np.ndarray, after: np.ndarray, resamples: int = 10_000,
-                             seed: int = 0) -> tuple[float, float, float]:
-    """Gain in accuracy points (after − before) on the same samples and its 95% paired-bootstrap interval.
-
-    ``before``/``after``: per-sample correctness (0/1) of two models on the same images, in order.
-    """
-    rng = np.random.default_rng(seed)
-    diff = after.astype(np.float64) - before.astype(np.float64)
-    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return 100 * float(diff.mean()), 100 * float(low), 100 * float(high)
 
 
 def _correct(path: Path, dataset: object) -> np.ndarray:
     from edgepipe.evaluate import predict_logits
 
     logits = predict_logits(path, dataset)
-    return (logits.reshape(len(logits), -1).argmax(1) == dataset.labels).astype(np.int8)
+    return logits.reshape(len(logits), -1).argmax(1) == dataset.labels
 
 
 def run(labelled: bool, scratch: Path) -> dict:
-    """One ladder run (labels or distillation): its trail and per-sample correctness of PTQ and QAT."""
+    """One ladder run (labels or distillation): its trail and per-sample correctness of float, PTQ and QAT."""
+    from edgepipe.config import load_config
     from edgepipe.data import load_dataset
     from edgepipe.export.torch_to_onnx import export_program_to_onnx
     from edgepipe.load import load_model
-    from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
+    from edgepipe.quantize.ladder import LadderContext, run_ladder
+    from edgepipe.quantize.settings import ladder_settings
+    from edgepipe.targets.registry import load_profiles
 
-    model = load_model(MODEL)
+    config = load_config(FOLDER / "edgepipe.toml")
+    settings = ladder_settings(config, load_profiles(config.targets))
+    if not labelled:
+        settings = replace(settings, qat_learning_rate=DISTILLATION_LEARNING_RATE)
+    model = load_model(config.model)
     onnx = export_program_to_onnx(model.handle.program, scratch / "model.onnx")
 
     def split(role: str, labels: bool = True) -> object:
-        return load_dataset(DATA / f"{role}.npz", model.signature, role=role, need_labels=labels)
+        return load_dataset(getattr(config.data, role), model.signature, role=role, need_labels=labels)
 
-    settings = LadderSettings(steps=("ptq", "calibration", "mixed", "qat"), precisions=("int8",),
-                              qat_epochs=EPOCHS, qat_learning_rate=LEARNING_RATE)
     context = LadderContext(model=model, graph=None, floats={"onnx": onnx}, calibration=split("calibration", False),
                             selection=split("selection"), evaluation=split("evaluation"),
-                            train=split("train") if labelled else None, threshold=1.0, settings=settings,
-                            work=scratch / "ladder")
+                            train=split("train") if labelled else None, threshold=config.accuracy.max_drop_points,
+                            settings=settings, work=scratch / "ladder")
     start = time.perf_counter()
     _, report = run_ladder(context)
     seconds = time.perf_counter() - start
     work = scratch / "ladder"
     qat = work / "qat" / "model_int8.onnx"  # absent when an earlier step met the threshold
-    return {"report": report, "seconds": seconds, "float": _correct(onnx, context.evaluation),
+    return {"report": report, "seconds": seconds, "settings": settings, "float": _correct(onnx, context.evaluation),
             "ptq": _correct(work / "ptq" / "model_int8.onnx", context.evaluation),
             "qat": _correct(qat, context.evaluation) if qat.is_file() else None}
 
 
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def _row(name: str, r: dict) -> str:
+    from edgepipe.metrics.paired import paired_drop
+
+    head = (f"| {name} | {r['settings'].qat_learning_rate:g} | {r['float'].mean():.4f} | {r['ptq'].mean():.4f} | ")
+    if r["qat"] is None:
+        return head + f"not reached: the ladder stopped at {r['report'].final_step} | – | – | {r['seconds']:.0f} |"
+    gain = paired_drop(r["qat"], r["ptq"])  # "float − int8" with QAT as the reference: QAT − PTQ
+    return head + (f"{r['qat'].mean():.4f} | {gain.drop_points:+.2f} | [{gain.low_points:+.2f}, "
+                   f"{gain.high_points:+.2f}] | {r['report'].final_step} | {r['seconds']:.0f} |")
+
+
 def section(results: dict[str, dict]) -> str:
     """The Markdown written between the markers of docs/PYTORCH.md."""
+    from edgepipe.metrics.paired import RESAMPLES
+
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [BEGIN, f"Measured {stamp} by `benchmarks/qat.py` on {platform.machine()} ({os.cpu_count()} CPUs, "
-             "a machine shared with other jobs: seconds are indicative only); one run per row, deterministic "
-             f"seeds. QAT: {EPOCHS} epochs, Adam lr {LEARNING_RATE:g}. Evaluation split: 400 images.", "",
-             "| QAT loss | float top-1 | PTQ top-1 | QAT top-1 | gain QAT − PTQ (points) | 95% CI (paired bootstrap) |"
-             " ladder (s) |", "|---|---|---|---|---|---|---|"]
+    epochs = next(iter(results.values()))["settings"].qat_epochs
+    lines = [BEGIN, f"Measured {stamp} by `benchmarks/qat.py` at commit {_commit()} on {platform.machine()} "
+             f"({os.cpu_count()} CPUs, a machine shared with other jobs: seconds are indicative only); one run per "
+             f"row, deterministic seeds. QAT: {epochs} epochs, Adam, batch 32. Evaluation split: 400 images; the "
+             f"gain's interval is a paired bootstrap ({RESAMPLES:,} resamples of the evaluation images).", "",
+             "| QAT loss | QAT lr | float top-1 | PTQ top-1 | QAT top-1 | gain QAT − PTQ (points) | "
+             "95% CI (paired bootstrap) | kept | ladder (s) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [_row(name, r) for name, r in results.items()]
     for name, r in results.items():
-        if r["qat"] is None:
-            lines.append(f"| {name} | {r['float'].mean():.4f} | {r['ptq'].mean():.4f} | not reached: the ladder "
-                         f"stopped at {r['report'].final_step} | – | – | {r['seconds']:.0f} |")
-            continue
-        gain, low, high = paired_bootstrap_gain_ci(r["ptq"], r["qat"])
-        lines.append(f"| {name} | {r['float'].mean():.4f} | {r['ptq'].mean():.4f} | {r['qat'].mean():.4f} | "
-                     f"{gain:+.2f} | [{low:+.2f}, {high:+.2f}] | {r['seconds']:.0f} |")
-    for name, r in results.items():
-        lines += ["", f"Ladder trail ({name}):", "", "| step | status | evaluation top-1 | drop (points) | note |",
-                  "|---|---|---|---|---|"]
+        lines += ["", f"Ladder trail ({name}):", "",
+                  "| step | status | recipe | selection: top-1 changed (points) | evaluation top-1 | drop (points) |",
+                  "|---|---|---|---|---|---|"]
         for step in r["report"].steps:
-            note = step.note.replace("|", "/")
-            lines.append(f"| {step.step} | {step.status} | {step.accuracy.get('onnx', '–')} | "
-                         f"{step.drop_points.get('onnx', '–')} | {note} |")
+            selection = step.selection.get("onnx")
+            flips = "–" if selection is None or selection.flips_points is None else f"{selection.flips_points:.2f}"
+            lines.append(f"| {step.step} | {step.status} | {step.recipe.get('onnx', '–')} | {flips} | "
+                         f"{step.accuracy.get('onnx', '–')} | {step.drop_points.get('onnx', '–')} |")
+        tried = [c for step in r["report"].steps for c in step.candidates]
+        if tried:
+            lines += ["", "Calibration settings step (b) scored (selection split: top-1 changed against float, "
+                      "points): " + "; ".join(f"{c.recipe} {c.flips_points:.2f}" for c in tried) + "."]
     return "\n".join([*lines, END])
 
 
