@@ -43,7 +43,8 @@ def test_int16_activations_rescue_the_tflite_where_the_target_runs_them(built: P
     assert "int8 missed on 32 calibration samples" in rung["detail"]
     (tflite,) = [a for a in report["artifacts"] if a["path"] == "model_int8.tflite"]
     assert tflite["precision"] == "mixed"
-    comparison = next(c for c in report["accuracy"]["label_free"]["comparisons"] if c["artifact"] == "model_int8.tflite")
+    comparisons = report["accuracy"]["label_free"]["comparisons"]
+    comparison = next(c for c in comparisons if c["artifact"] == "model_int8.tflite")
     assert not comparison["failures"]
     assert report["verdict"] == "pass", report["verdict_reason"]
 
