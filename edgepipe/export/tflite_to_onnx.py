@@ -89,6 +89,7 @@ def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[lis
     import onnx
     import tf2onnx  # heavy optional dependency (imports TensorFlow)
 
+    checked = False
     try:
         model, _ = tf2onnx.convert.from_tflite(str(tflite_path), opset=OPSET)
         unsupported = _unsupported_ops(model)
@@ -97,9 +98,10 @@ def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[lis
         model.producer_name = "edgepipe (tf2onnx from TFLite)"
         onnx.save(model, str(onnx_path))
         _check_same_function(onnx_path, tflite_path, samples)
-    except BaseException:  # noqa: BLE001 - cleanup only: whatever failed, no half-checked ONNX stays behind
-        onnx_path.unlink(missing_ok=True)
-        raise
+        checked = True
+    finally:
+        if not checked:  # whatever failed, no unchecked ONNX stays behind
+            onnx_path.unlink(missing_ok=True)
     log.info("converted %s to ONNX (tf2onnx, opset %d), same outputs as LiteRT on %d samples",
              tflite_path.name, OPSET, len(samples))
     return onnx_path
