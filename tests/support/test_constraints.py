@@ -426,19 +426,34 @@ def test_keeps_an_axis(tmp_path: Path) -> None:
 
 
 def test_elements_min(tmp_path: Path) -> None:
-    node, graph = single(tmp_path, "Identity", [[1, 4]], [1, 4])
-    assert verdict("elements_min", node, graph, 16) == (False, "Identity writes 'y' of 4 elements < 16")
-    node, graph = single(tmp_path, "Identity", [[1, 16]], [1, 16])
+    node, graph = single(tmp_path, "Flatten", [[1, 4]], [1, 4])
+    assert verdict("elements_min", node, graph, 16) == (False, "Flatten writes 'y' of 4 elements < 16")
+    node, graph = single(tmp_path, "Flatten", [[1, 16]], [1, 16])
     assert verdict("elements_min", node, graph, 16)[0]
     from onnx import helper
 
     from tests.support.graphs import onnx_graph
 
-    graph = onnx_graph(tmp_path, [helper.make_node("Identity", ["x"], ["t"], name="first"),
-                                  helper.make_node("Identity", ["t"], ["y"], name="second")],
+    graph = onnx_graph(tmp_path, [helper.make_node("Flatten", ["x"], ["t"], name="first"),
+                                  helper.make_node("Flatten", ["t"], ["y"], name="second")],
                        {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
     assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
     assert not verdict("elements_min", graph.nodes[1], graph, 16)[0]
+
+
+def test_elements_min_looks_through_identity(tmp_path: Path) -> None:
+    """rknn-toolkit2 2.5.0 drops an Identity (probe graphs, and PP-OCRv2's classifier output after its Softmax): a
+    small reshape before one merges with the reshape after it, and one before the graph's output stays on the CPU."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("Flatten", ["x"], ["t"], name="first"), helper.make_node("Identity", ["t"], ["u"]),
+             helper.make_node("Flatten", ["u"], ["y"], name="second")]
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
+    assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
+    graph = onnx_graph(tmp_path, nodes[:2], {"x": ([1, 4], FLOAT)}, {"u": ([1, 4], FLOAT)})
+    assert not verdict("elements_min", graph.nodes[0], graph, 16)[0]
 
 
 def test_keeps_every_element(tmp_path: Path) -> None:

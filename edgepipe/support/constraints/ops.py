@@ -290,15 +290,16 @@ def keeps_an_axis(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
 
 
 #: Ops rknn-toolkit2 turns into Reshape layers (two in a row it merges into one).
-_RESHAPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
+_RESHAPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten"})
 
 
 def _readers_through_no_ops(node: OpNode, graph: OpGraph) -> list[OpNode]:
-    """The ops reading ``node``'s outputs, looking through reductions of size-1 axes (no-ops the compiler drops)."""
+    """The ops reading ``node``'s outputs, looking through Identity and reductions of size-1 axes (no-ops the
+    compiler drops)."""
     consumers = graph.consumers()
     found: list[OpNode] = []
     for reader in [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]:
-        same = reader.op.startswith("Reduce") and reader.inputs and reader.outputs and \
+        same = reader.op == "Identity" or reader.op.startswith("Reduce") and reader.inputs and reader.outputs and \
             reader.inputs[0].static and reader.inputs[0].elements == reader.outputs[0].elements
         found.extend(_readers_through_no_ops(reader, graph) if same else [reader])
     return found
@@ -308,7 +309,7 @@ def _readers_through_no_ops(node: OpNode, graph: OpGraph) -> list[OpNode]:
 def elements_min(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """The op's output has at least {param} elements, or only reshapes read it (the compiler runs a reshape of a
     smaller tensor, e.g. a score or a state vector, on the CPU, unless it merges it with the reshape after it,
-    also across a reduction of size-1 axes, which it drops)."""
+    also across an Identity or a reduction of size-1 axes, which it drops)."""
     small = [t for t in node.outputs if t.static and t.elements < limit]
     readers = _readers_through_no_ops(node, graph)
     if not small or (readers and all(r.op in _RESHAPES for r in readers)):
