@@ -3,12 +3,13 @@
 - PyTorch input (``.pt2`` or a factory): PyTorch's pt2e QAT of the program itself
   (:mod:`edgepipe.quantize.qat_torch`), with the labelled training split (task loss) or, without
   one, by distillation from the float program on the calibration inputs. The artifact is QDQ ONNX.
-- ONNX input: onnx2torch's trainable form of the graph, fine-tuned under fake quantization by
-  distillation from the original float ONNX on the calibration inputs, the weights written back
-  into the user's graph and quantized by the same ORT PTQ (:mod:`edgepipe.quantize.qat_onnx`).
-  When onnx2torch cannot convert the graph the step is ``skipped`` and the trail says why.
-- TFLite input: the ladder does not run for TFLite inputs (their int8 form is the converter's),
-  and edgepipe has no TFLite-to-ONNX path; the step says so if it is reached.
+- ONNX input, and a TFLite input converted to ONNX (:mod:`edgepipe.export.tflite_to_onnx`):
+  onnx2torch's trainable form of the graph, fine-tuned under fake quantization by distillation
+  from the original float ONNX on the calibration inputs, the weights written back into the
+  user's graph and quantized by the same ORT PTQ (:mod:`edgepipe.quantize.qat_onnx`). When
+  onnx2torch cannot convert the graph the step is ``skipped`` and the trail says why.
+- A TFLite input without a float ONNX form (tf2onnx could not translate it): the step says why
+  it cannot train.
 """
 
 from __future__ import annotations
@@ -26,17 +27,17 @@ from edgepipe.quantize.report import StepOutcome
 #: Calibration samples ONNX QAT trains on (the first ones): a few hundred steps on these stay minutes on a CPU.
 ONNX_QAT_SAMPLES = 32
 
-NO_CONVERTER = ("QAT of a {fmt} model needs a trainable form, and edgepipe has no {fmt}-to-ONNX path for the "
-                "ladder (onnx2tf's Keras output stores weights as constants). Next: give the model as ONNX (QAT by "
-                "distillation through onnx2torch), or export it from its training code as a .pt2 (or python: "
-                "factory) and build that")
+NO_CONVERTER = ("QAT of a {fmt} model needs a trainable form, and this build has no float ONNX of it to train "
+                "(tf2onnx could not translate the model, or no target deploys ONNX; onnx2tf's Keras output stores "
+                "weights as constants). Next: give the model as ONNX (QAT by distillation through onnx2torch), or "
+                "export it from its training code as a .pt2 (or python: factory) and build that")
 
 
 def torch_qat_step(context: LadderContext) -> StepResult:
     """(d) QAT with PyTorch's pt2e flow: labels when there is a training split, else distillation."""
     from edgepipe.quantize.qat_torch import TorchQatRequest, run_torch_qat
 
-    if context.model.format == "onnx" and "onnx" in context.floats:
+    if context.model.format in ("onnx", "tflite") and "onnx" in context.floats:
         return onnx_qat_step(context)
     outcome = StepOutcome(step="qat", title="quantization-aware training (PyTorch pt2e)", status="skipped")
     if context.model.format != "pytorch":

@@ -102,3 +102,30 @@ def test_onnx_qat_distils_a_real_recognizer_and_writes_back_the_users_graph(tmp_
         pytest.xfail("known, open (issue 15): since PTQ fuses PaddlePaddle's HardSwish and folds its affine blocks "
                      "(cosine 0.944 here, was 0.87), distillation through onnx2torch's form of the graph no longer "
                      f"beats it ({ptq_fidelity.cosine:.3f} PTQ vs {qat_fidelity.cosine:.3f} QAT)")
+
+
+@pytest.mark.thirdparty
+def test_a_tflite_input_is_trained_through_its_onnx_form(tmp_path: Path) -> None:
+    """MediaPipe's face detector (a float TFLite): QAT distils through the ONNX form tf2onnx made of it."""
+    from edgepipe.config import load_config
+    from edgepipe.data import load_dataset
+    from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
+    from edgepipe.load import load_model
+    from tests.thirdparty.zoo import BY_NAME, DataSize, prepare
+
+    config_path = prepare(BY_NAME["blazeface"], tmp_path, DataSize(calibration=4, evaluation=2))
+    config = load_config(config_path)
+    model = load_model(config_path.parent / config.model, input_shapes=config.input_shapes)
+    assert model.format == "tflite"
+    calibration = load_dataset(config_path.parent / config.data.calibration, model.signature, role="calibration",
+                               preprocess=config.preprocess)
+    float_onnx = convert_tflite_to_onnx(config_path.parent / config.model, tmp_path / "model.onnx",
+                                        [list(s) for s in calibration.samples(2)])
+    settings = LadderSettings(steps=("ptq", "qat"), qat_epochs=1, qat_learning_rate=1e-5)
+    context = LadderContext(model=model, graph=None, floats={"onnx": float_onnx}, calibration=calibration,
+                            selection=None, evaluation=None, train=None, threshold=1.0, settings=settings,
+                            work=tmp_path / "ladder")
+    qat = torch_qat_step(context)
+    assert qat.outcome.title == "quantization-aware training (onnx2torch, distillation)", qat.outcome.note
+    assert qat.outcome.status == "missed" and "distilled from the original float ONNX" in qat.outcome.note
+    assert sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(qat.artifacts["onnx"].path)).graph.node) >= 10
