@@ -47,6 +47,15 @@ def test_static_shapes(tmp_path: Path) -> None:
     assert verdict("static_shapes", node, graph, True)[0]
 
 
+def test_no_scalar_feature_maps(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReduceMax", [[1, 4]], [], keepdims=0)
+    ok, detail = verdict("no_scalar_feature_maps", node, graph, True)
+    assert not ok and detail == "ReduceMax feature map 'y' is a scalar (rank 0)"
+    assert verdict("no_scalar_feature_maps", node, graph, False)[0]
+    node, graph = single(tmp_path, "Add", [[1, 4]], [1, 4], consts={"one": np.array(1.0, np.float32)})
+    assert verdict("no_scalar_feature_maps", node, graph, True)[0]  # a constant scalar operand is fine
+
+
 def test_max_rank(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Relu", [[1, 2, 3, 4, 5]], [1, 2, 3, 4, 5])
     assert verdict("max_rank", node, graph, 4) == (False, "Relu rank 5 > 4")

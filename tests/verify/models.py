@@ -114,3 +114,54 @@ def stft_gru_onnx(path: Path) -> Path:
          for k, v in inits.items()])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def dynamic_batch_tflite(path: Path) -> Path:
+    """An int8 TFLite converted from a function whose batch is ``None``: Conv2D(4->8) -> ReLU -> Add -> Mean.
+
+    Every tensor's stored ``shape`` is static (batch 1, what the interpreter allocates and Vela compiles) while
+    its ``shape_signature`` keeps -1 for the batch, as in any converted Keras model (basic_pitch).
+    """
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME"))
+        return tf.reduce_mean(y + 1.0, axis=[1, 2], keepdims=True)
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
+def shapeless_tflite(path: Path) -> Path:
+    """An int8 TFLite with a dynamic batch and the ops Vela finds shapeless or dynamic, as Keras writes them:
+    Conv2D -> ReLU, then ``y * reduce_max(y)`` (REDUCE_MAX writes a scalar, MUL reads it) and
+    ``reshape(y, [shape(y)[0], -1])`` (SHAPE -> STRIDED_SLICE to a scalar -> PACK -> RESHAPE, whose output's
+    second dimension is only known at run time: ``shape_signature`` (-1, -1), stored shape (1, 1))."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME"))
+        return tf.reshape(y, [tf.shape(y)[0], -1]), y * tf.reduce_max(y)
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path

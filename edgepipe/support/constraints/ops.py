@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.constraints.tensors import RESOURCE_DTYPES
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 
 
@@ -133,9 +134,6 @@ def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -
 
 
 #: TFLite's RESOURCE tensor type (13), as readers without a name for it spell it.
-_RESOURCE = ("resource", "type13")
-
-
 def _variable_data(node: OpNode, graph: OpGraph) -> list[TensorInfo]:
     """The variable's data tensors an op reads or writes (through a VAR_HANDLE: every use of the handle)."""
     if node.op == "READ_VARIABLE":
@@ -153,7 +151,7 @@ def variable_data_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Ve
     tensor and the variable's data (what READ_VARIABLE returns, what ASSIGN_VARIABLE stores, and for VAR_HANDLE
     whatever is read or stored through the handle) has a dtype in {param}."""
     handles = node.outputs[:1] if node.op == "VAR_HANDLE" else node.inputs[:1]
-    bad_handle = [t for t in handles if t.dtype not in _RESOURCE]
+    bad_handle = [t for t in handles if t.dtype not in RESOURCE_DTYPES]
     if bad_handle:
         return False, f"{node.op} handle '{bad_handle[0].name}' is {bad_handle[0].dtype}, not a resource"
     bad = [t for t in _variable_data(node, graph) if t.dtype not in allowed]
