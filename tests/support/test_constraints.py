@@ -349,6 +349,16 @@ def test_not_written_by(tmp_path: Path) -> None:
     assert verdict("not_written_by", after_relu, graph, ["HardSigmoid"])[0]
 
 
+def test_not_quantized(tmp_path: Path) -> None:
+    graph = _hardsigmoid_unit(tmp_path)
+    hsig = graph.nodes[1]
+    ok, detail = verdict("not_quantized", hsig, graph, True)
+    assert not ok and detail == "HardSigmoid 'hsig' is quantized (reads DequantizeLinear 'dq')"
+    assert verdict("not_quantized", hsig, graph, False)[0]
+    node, graph = single(tmp_path, "Neg", [[1, 4]], [1, 4])
+    assert verdict("not_quantized", node, graph, True) == (True, "float")
+
+
 def test_max_squeezed_rank(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Relu", [[1, 2, 4, 8, 8]], [1, 2, 4, 8, 8])
     assert verdict("max_squeezed_rank", node, graph, 4) == (True, "4 dimensions larger than 1")

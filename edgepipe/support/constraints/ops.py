@@ -186,6 +186,20 @@ def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
     return True, "written by an accelerator op"
 
 
+@constraint
+def not_quantized(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op runs in float: none of its feature-map inputs is written by a DequantizeLinear (a quantized op, in
+    its QDQ node unit, runs on the CPU with the DequantizeLinear before it and the QuantizeLinear after it)."""
+    if not required:
+        return True, "quantized allowed"
+    producers = graph.producers()
+    for tensor in node.activations_in:
+        if tensor.name in producers and graph.nodes[producers[tensor.name]].op == "DequantizeLinear":
+            writer = graph.nodes[producers[tensor.name]]
+            return False, f"{node.op} '{node.name}' is quantized (reads DequantizeLinear '{writer.name}')"
+    return True, "float"
+
+
 def _writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:
     """The node writing input ``position`` of ``node`` (None for a constant or graph input)."""
     producers = graph.producers()
