@@ -6,12 +6,11 @@ install rknn`` creates that environment (:mod:`edgepipe.toolchains.venv`); :mod:
 runs inside it. edgepipe writes a copy of the float ONNX model whose nodes carry edgepipe's node names, so the
 compiler's layer table names them (:mod:`edgepipe.toolchains.rknn_model`), and seeded random inputs (the
 quantization dataset and the input of the simulator's per-layer accuracy analysis). Placement by edgepipe
-node: the target of every layer the node was
-rewritten into; a node the compiler fused into a neighbour (BatchNormalization into Conv, an activation into
-``ConvRelu``) runs where the node it was fused into runs (counted in ``fused_nodes``); a node folded into a
-constant, or merged away with the data movement around it (two reshapes in a row), runs nowhere at inference
-time and so is not a CPU op. A layer that traces back to no node of the
-model (other than the compiler's input/output operators) is unmatched: a disagreement.
+node: the target of every layer the node was rewritten into; a node the compiler fused into a neighbour
+(BatchNormalization into Conv, an activation into ``ConvRelu``) runs where the node it was fused into runs
+(counted in ``fused_nodes``); a node folded into a constant, or merged away with the data movement around it
+(two reshapes in a row), runs nowhere at inference time and so is not a CPU op. A layer that traces back to no
+node of the model (other than the compiler's input/output operators) is unmatched: a disagreement.
 """
 
 from __future__ import annotations
