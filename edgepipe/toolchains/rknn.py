@@ -4,13 +4,13 @@ rknn-toolkit2 2.5.0 pins numpy<=1.26.4, onnx<=1.18, protobuf<=4.25.4 and torch<=
 even for ONNX input), which cannot live beside TensorFlow in edgepipe's environment. ``edgepipe toolchain
 install rknn`` creates that environment (:mod:`edgepipe.toolchains.venv`); :mod:`edgepipe.toolchains.rknn_runner`
 runs inside it. edgepipe writes a copy of the float ONNX model whose nodes carry edgepipe's node names, so the
-compiler's layer table names them, and seeded random inputs (the quantization dataset and the input of the
-simulator's per-layer accuracy analysis). Placement by edgepipe node: the target of every layer the node was
-rewritten into; a node the compiler fused into a neighbour (BatchNormalization into Conv, an activation into
-``ConvRelu``) runs where the node it was fused into runs (counted in ``fused_nodes``); a node folded into a
-constant, or merged away with the data movement around it (two reshapes in a row), runs nowhere at inference
-time and so is not a CPU op. A layer that traces back to no node of the
-model (other than the compiler's input/output operators) is unmatched: a disagreement.
+compiler's layer table names them (:mod:`edgepipe.toolchains.rknn_model`), and seeded random inputs (the
+quantization dataset and the input of the simulator's per-layer accuracy analysis). Placement by edgepipe
+node: the target of every layer the node was rewritten into; a node the compiler fused into a neighbour
+(BatchNormalization into Conv, an activation into ``ConvRelu``) runs where the node it was fused into runs
+(counted in ``fused_nodes``); a node folded into a constant, or merged away with the data movement around it
+(two reshapes in a row), runs nowhere at inference time and so is not a CPU op. A layer that traces back to no
+node of the model (other than the compiler's input/output operators) is unmatched: a disagreement.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ import numpy as np
 import onnx
 
 from edgepipe.support.graph import OpGraph
-from edgepipe.support.onnx_branches import inline_known_branches
 from edgepipe.support.report import Placement
 from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
-from edgepipe.toolchains.onnx_names import named_copy
+from edgepipe.toolchains.rknn_model import ToolkitModel, toolkit_model
 from edgepipe.toolchains.venv import ManagedEnv
 
 RUNNER = Path(__file__).with_name("rknn_runner.py")
@@ -66,39 +65,6 @@ def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
         np.save(path, data)
         paths.append(str(path))
     return paths
-
-
-def toolkit_model(model: Path, graph: OpGraph, out: Path) -> Path:
-    """The ONNX file rknn-toolkit2 compiles: ``model`` with edgepipe's node names, every ``If`` whose condition
-    is known once the input shapes are static replaced by the branch it takes, under the ``If``'s name (the
-    toolkit folds such an ``If`` as a constant and then fails; :mod:`edgepipe.support.onnx_branches`), and
-    infinite float constants made finite (:func:`finite_constants`)."""
-    named_copy(model, graph, out)
-    proto = onnx.load(str(out))
-    if inline_known_branches(proto) + finite_constants(proto):
-        onnx.save(proto, str(out))
-    return out
-
-
-def finite_constants(proto: onnx.ModelProto) -> list[str]:
-    """Replace, in ``proto``, every infinite value of a float initializer by the largest finite value of its
-    sign (-inf as the start of a running max becomes -3.4e38 for float32: the same result); the toolkit's
-    quantizer computes the range of an infinite constant as NaN and fails (``cannot convert float NaN to
-    integer``). Returns the initializers changed; NaN values are left as they are."""
-    from onnx import numpy_helper
-
-    changed = []
-    for index, init in enumerate(proto.graph.initializer):
-        if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE):
-            continue
-        value = numpy_helper.to_array(init)
-        if not np.isinf(value).any():
-            continue
-        limit = np.finfo(value.dtype)
-        finite = np.where(np.isposinf(value), limit.max, np.where(np.isneginf(value), limit.min, value))
-        proto.graph.initializer[index].CopyFrom(numpy_helper.from_array(finite.astype(value.dtype), init.name))
-        changed.append(init.name)
-    return changed
 
 
 def _upstream(graph: OpGraph, index: int, placed: dict[str, Placement]) -> Placement | None:
@@ -185,14 +151,16 @@ class Rknn(Toolchain):
             inputs = seeded_inputs(graph, workdir)
         except ValueError as exc:
             return CompileResult(tool=tool, status="compile_failed", detail=f"rknn: {exc}")
-        request = {"model": str(toolkit_model(model, graph, workdir / "named.onnx")), "inputs": inputs,
+        prepared = toolkit_model(model, graph, workdir / "named.onnx")
+        request = {"model": str(prepared.path), "inputs": inputs,
                    "target_platform": options.get("target-platform", "rk3588"), "workdir": str(workdir),
                    "accuracy": self.accuracy}
         answer, native = self.run_runner(request, workdir)
         if "error" in answer:
             return CompileResult(tool=tool, status="failed", detail=f"rknn: {last_line(str(answer['error']))}")
+        native, python_log = prepared.original_text(native), prepared.original_text(str(answer.get("log", "")))
         steps = dict(answer.get("steps", {}))  # type: ignore[call-overload]
-        raised = dict(answer.get("raised", {}))  # type: ignore[call-overload]
+        raised = {k: prepared.original_text(str(v)) for k, v in dict(answer.get("raised", {})).items()}  # type: ignore[call-overload]
         compile_steps = {k: v for k, v in steps.items() if k != "accuracy_analysis"}
         if any(code != 0 for code in compile_steps.values()) or "build" not in steps:
             errors = [line for line in native.splitlines() if line.startswith("E ")]
@@ -200,9 +168,10 @@ class Rknn(Toolchain):
                 errors[-1] if errors else last_line(native))
             tried = f" (also with {disabled_rules_note(answer)})" if answer.get("disabled_rules") else ""
             return CompileResult(tool=tool, status="compile_failed",
-                                 detail=f"rknn could not compile this graph ({compile_steps}): {message}{tried}"
+                                 detail=f"rknn could not compile this graph ({compile_steps}): "
+                                        f"{runtime_if_note(prepared)}{message}{tried}"
                                         f"{non_finite_hint(model) if 'NaN' in message else ''}")
-        log = rknn_layers.parse(native, str(answer.get("log", "")))
+        log = rknn_layers.parse(native, python_log)
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
         inserted_cpu = [layer.name for layer in log.layers if layer.name in log.inserted and layer.target == "CPU"]
@@ -213,10 +182,26 @@ class Rknn(Toolchain):
         if answer.get("disabled_rules"):
             extra["compiled_with"] = disabled_rules_note(answer)
         if answer.get("accuracy"):
-            extra.update(accuracy_figures(str(answer["accuracy"])))
+            extra.update(accuracy_figures(prepared.original_text(str(answer["accuracy"]))))
         if "accuracy_analysis" in raised:
             extra["rknn_accuracy_error"] = str(raised["accuracy_analysis"])[:300]
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
+
+
+def runtime_if_note(prepared: ToolkitModel) -> str:
+    """What to say first when the toolkit could not compile a model that still holds an ``If``: one whose
+    condition is only known at run time (computed from the model's data, e.g. a score above a threshold); ''
+    when there is none. rknn-toolkit2 2.5.0 compiles static graphs only: for a plain such ``If`` it says so
+    ("will cause the graph to be a dynamic graph! Remove it manually and try again!"); when a branch needs its
+    opset converted (a ReduceMean in it, as in openWakeWord's hey_jarvis) it converts the branch as a graph of
+    its own, without the outer tensors the branch reads, and fails obscurely ("... is not output of any
+    previous nodes.")."""
+    if not prepared.runtime_ifs:
+        return ""
+    names = ", ".join(f"'{name}'" for name in prepared.runtime_ifs)
+    return (f"If {names} has a condition only known at run time, which rknn-toolkit2 cannot compile (it compiles "
+            "static graphs only); export the model without it (e.g. both branches as outputs, the choice made by "
+            "the application). The toolkit raised: ")
 
 
 def disabled_rules_note(answer: dict[str, object]) -> str:

@@ -47,6 +47,15 @@ def test_static_shapes(tmp_path: Path) -> None:
     assert verdict("static_shapes", node, graph, True)[0]
 
 
+def test_no_scalar_feature_maps(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReduceMax", [[1, 4]], [], keepdims=0)
+    ok, detail = verdict("no_scalar_feature_maps", node, graph, True)
+    assert not ok and detail == "ReduceMax feature map 'y' is a scalar (rank 0)"
+    assert verdict("no_scalar_feature_maps", node, graph, False)[0]
+    node, graph = single(tmp_path, "Add", [[1, 4]], [1, 4], consts={"one": np.array(1.0, np.float32)})
+    assert verdict("no_scalar_feature_maps", node, graph, True)[0]  # a constant scalar operand is fine
+
+
 def test_max_rank(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Relu", [[1, 2, 3, 4, 5]], [1, 2, 3, 4, 5])
     assert verdict("max_rank", node, graph, 4) == (False, "Relu rank 5 > 4")
@@ -338,6 +347,16 @@ def test_not_written_by(tmp_path: Path) -> None:
     ok, detail = verdict("not_written_by", after, graph, ["HardSigmoid"])
     assert not ok and detail == "QuantizeLinear quantizes the output of HardSigmoid 'hsig', which runs on the CPU"
     assert verdict("not_written_by", after_relu, graph, ["HardSigmoid"])[0]
+
+
+def test_not_quantized(tmp_path: Path) -> None:
+    graph = _hardsigmoid_unit(tmp_path)
+    hsig = graph.nodes[1]
+    ok, detail = verdict("not_quantized", hsig, graph, True)
+    assert not ok and detail == "HardSigmoid 'hsig' is quantized (reads DequantizeLinear 'dq')"
+    assert verdict("not_quantized", hsig, graph, False)[0]
+    node, graph = single(tmp_path, "Neg", [[1, 4]], [1, 4])
+    assert verdict("not_quantized", node, graph, True) == (True, "float")
 
 
 def test_max_squeezed_rank(tmp_path: Path) -> None:

@@ -114,3 +114,117 @@ def stft_gru_onnx(path: Path) -> Path:
          for k, v in inits.items()])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def dynamic_batch_tflite(path: Path) -> Path:
+    """An int8 TFLite converted from a function whose batch is ``None``: Conv2D(4->8) -> ReLU -> Add -> Mean.
+
+    Every tensor's stored ``shape`` is static (batch 1, what the interpreter allocates and Vela compiles) while
+    its ``shape_signature`` keeps -1 for the batch, as in any converted Keras model (basic_pitch).
+    """
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME"))
+        return tf.reduce_mean(y + 1.0, axis=[1, 2], keepdims=True)
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
+def shapeless_tflite(path: Path) -> Path:
+    """An int8 TFLite with a dynamic batch and the ops Vela finds shapeless or dynamic, as Keras writes them:
+    Conv2D -> ReLU, then ``y * reduce_max(y)`` (REDUCE_MAX writes a scalar, MUL reads it) and
+    ``reshape(y, [shape(y)[0], -1])`` (SHAPE -> STRIDED_SLICE to a scalar -> PACK -> RESHAPE, whose output's
+    second dimension is only known at run time: ``shape_signature`` (-1, -1), stored shape (1, 1))."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME"))
+        return tf.reshape(y, [tf.shape(y)[0], -1]), y * tf.reduce_max(y)
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
+#: An output named with a JSON of class labels, as openWakeWord's timer model names its output (139 characters).
+LABELS_NAME = ('{"1": "1_minute_timer", "2": "5_minute_timer", "3": "10_minute_timer", "4": "20_minute_timer", '
+               '"5": "30_minute_timer", "6": "1_hour_timer"}')
+
+
+def labelled_head_onnx(path: Path, output: str = LABELS_NAME) -> Path:
+    """A classifier head like openWakeWord's: Flatten (1, 4, 8) -> Gemm -> Relu -> Gemm -> Softmax, float, the
+    Softmax writing the graph output ``output``."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (16, 32)).astype(np.float32), "w1"),
+             numpy_helper.from_array(np.zeros(16, np.float32), "b1"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (6, 16)).astype(np.float32), "w2"),
+             numpy_helper.from_array(np.zeros(6, np.float32), "b2")]
+    nodes = [helper.make_node("Flatten", ["x"], ["flat"], name="Flatten_0"),
+             helper.make_node("Gemm", ["flat", "w1", "b1"], ["h"], name="Gemm_1", transB=1),
+             helper.make_node("Relu", ["h"], ["r"], name="Relu_2"),
+             helper.make_node("Gemm", ["r", "w2", "b2"], ["logits"], name="Gemm_3", transB=1),
+             helper.make_node("Softmax", ["logits"], [output], name="Softmax_4", axis=1)]
+    graph = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, [1, 6])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def runtime_if_onnx(path: Path, branch_mean: bool = False) -> Path:
+    """A detector with a verifier, as openWakeWord's hey_jarvis: Flatten -> Gemm -> Sigmoid gives a score; an
+    ``If`` on score >= 0.5 (known only at run time) runs a second Gemm -> Sigmoid on the input (then) or returns
+    the score (else). Both branches read tensors of the outer graph. With ``branch_mean`` a ReduceMean follows
+    the verifier's Gemm (hey_jarvis's branch normalizes its layers: rknn-toolkit2 then converts the branch's
+    opset, and fails there)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (1, 32)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (1, 32)).astype(np.float32), "verifier_w"),
+             numpy_helper.from_array(np.zeros(1, np.float32), "b"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "threshold")]
+    verifier = [helper.make_node("Gemm", ["flat", "verifier_w", "b"], ["v0" if branch_mean else "v"],
+                                 name="verifier_gemm", transB=1)]
+    if branch_mean:
+        verifier.append(helper.make_node("ReduceMean", ["v0"], ["v"], name="verifier_mean", axes=[-1]))
+    then_branch = helper.make_graph(
+        [*verifier, helper.make_node("Sigmoid", ["v"], ["verified"], name="verifier_sigmoid")],
+        "then", [], [helper.make_tensor_value_info("verified", TensorProto.FLOAT, [1, 1])])
+    else_branch = helper.make_graph([helper.make_node("Identity", ["score"], ["kept"], name="keep")],
+                                    "else", [], [helper.make_tensor_value_info("kept", TensorProto.FLOAT, [1, 1])])
+    nodes = [helper.make_node("Flatten", ["x"], ["flat"], name="flatten"),
+             helper.make_node("Gemm", ["flat", "w", "b"], ["logit"], name="gemm", transB=1),
+             helper.make_node("Sigmoid", ["logit"], ["score"], name="sigmoid"),
+             helper.make_node("GreaterOrEqual", ["score", "threshold"], ["above"], name="above"),
+             helper.make_node("Squeeze", ["above"], ["condition"], name="condition"),
+             helper.make_node("If", ["condition"], ["y"], name="verify", then_branch=then_branch,
+                              else_branch=else_branch)]
+    graph = helper.make_graph(nodes, "verified", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

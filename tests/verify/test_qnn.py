@@ -48,9 +48,10 @@ def test_hardswish_is_kept_through_preprocessing_and_runs_on_the_htp(tmp_path: P
     assert next(v for v in report.node_verdicts if v.op == "HardSwish").placement == "accelerator"
 
 
-@pytest.mark.parametrize("op", ["HardSigmoid", "LeakyRelu"])
+@pytest.mark.parametrize("op", ["HardSigmoid", "LeakyRelu", "Neg"])
 def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path, op: str) -> None:
-    """A quantized HardSigmoid or LeakyRelu, the Q after it and the DQ before it run on the CPU under QNN."""
+    """A quantized HardSigmoid, LeakyRelu or Neg, the Q after it and the DQ before it run on the CPU under QNN
+    (Neg: basic_pitch_onnx's 9 Neg node units)."""
     model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", [op]), tmp_path / "q.onnx", SHAPE)
     report, result = _verify(model, tmp_path / "work")
     assert result is not None and result.status == "ran", result
@@ -58,7 +59,7 @@ def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_p
     assert result.agree == result.compared == report.nodes, result.disagreements
 
 
-@pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu")])
+@pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator")])
 def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, placement: str) -> None:
     model = conv_net_onnx(tmp_path / f"{op}.onnx", [op], opset=13)
     graph = read_graph(model)

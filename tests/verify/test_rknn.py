@@ -20,7 +20,7 @@ from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
 from edgepipe.toolchains.rknn_runner import _advised_rules
 from edgepipe.verify import vendor_verification
 from tests.support.graphs import squeeze_if_onnx
-from tests.verify.models import conv_net_onnx, stft_gru_onnx
+from tests.verify.models import LABELS_NAME, conv_net_onnx, labelled_head_onnx, runtime_if_onnx, stft_gru_onnx
 
 pytestmark = pytest.mark.toolchain
 
@@ -157,3 +157,60 @@ def test_an_infinite_constant_is_made_finite_for_the_toolkit(rknn_installed: Rkn
     assert result.status == "compiled", result.detail
     assert set(result.placement) == {"conv", "running_max"}
     assert float(result.extra["rknn_output_cosine"]) > 0.99
+
+
+def test_long_tensor_names_are_shortened_everywhere_and_put_back(tmp_path: Path) -> None:
+    """The copy the toolkit compiles renames tensors over MAX_TENSOR_NAME characters, in the branches of an If
+    too; node names stay, and the toolkit's text reads with the model's own names again."""
+    import onnx
+
+    from edgepipe.toolchains.rknn_model import MAX_TENSOR_NAME, toolkit_model
+
+    model = runtime_if_onnx(tmp_path / "if.onnx")
+    long = "flat_" + "x" * MAX_TENSOR_NAME
+    proto = onnx.load(str(model))
+    for graph in (proto.graph, *(attr.g for attr in proto.graph.node[-1].attribute)):
+        for node in graph.node:
+            node.input[:] = [long if name == "flat" else name for name in node.input]
+            node.output[:] = [long if name == "flat" else name for name in node.output]
+    onnx.save(proto, str(model))
+    prepared = toolkit_model(model, read_graph(model), tmp_path / "named.onnx")
+    assert prepared.original_names == {"edgepipe_tensor_0": long} and prepared.runtime_ifs == ("verify",)
+    copy = onnx.load(str(prepared.path))
+    onnx.checker.check_model(copy)
+    assert [n.name for n in copy.graph.node] == ["flatten", "gemm", "sigmoid", "above", "condition", "verify"]
+    then = next(attr.g for attr in copy.graph.node[-1].attribute if attr.name == "then_branch")
+    assert copy.graph.node[0].output[0] == then.node[0].input[0] == "edgepipe_tensor_0"
+    assert prepared.original_text("[Reshape] edgepipe_tensor_0-rs 0.99") == f"[Reshape] {long}-rs 0.99"
+
+
+def test_an_output_named_with_a_long_json_compiles_and_agrees(rknn_installed: Rknn, tmp_path: Path) -> None:
+    """openWakeWord's timer names its output with a 139-character JSON of its classes: the toolkit cuts the name
+    to 128 characters, then looks it up whole (KeyError in its quantizer); the shortened copy compiles, every
+    node agrees, and the accuracy table names the output as the model does."""
+    model = labelled_head_onnx(tmp_path / "head.onnx")
+    (tmp_path / "raw").mkdir()
+    answer, _ = rknn_installed.run_runner({"model": str(model), "inputs": seeded_inputs(read_graph(model), tmp_path),
+                                           "target_platform": "rk3588", "workdir": str(tmp_path / "raw"),
+                                           "accuracy": False}, tmp_path / "raw")
+    assert answer["steps"]["build"] == -1 and "KeyError" in answer["raised"]["build"], answer["raised"]
+    cpu_ops, result = _agreement(model, "rk3588", tmp_path / "work")
+    assert cpu_ops == {} and result.compared == 5
+    assert LABELS_NAME in str(result.extra["rknn_worst_layers"])
+
+
+@pytest.mark.parametrize(("branch_mean", "raised"), [
+    (False, "will cause the graph to be a dynamic graph"), (True, "is not output of any previous nodes")])
+def test_an_if_known_only_at_run_time_is_reported_as_such(rknn_installed: Rknn, tmp_path: Path, branch_mean: bool,
+                                                          raised: str) -> None:
+    """A score-gated verifier (openWakeWord's hey_jarvis): the toolkit cannot compile it, and the failure names
+    the If and why before the toolkit's own message (obscure when the branch's opset is converted)."""
+    model = runtime_if_onnx(tmp_path / "if.onnx", branch_mean=branch_mean)
+    graph = read_graph(model)
+    report = check_graph(graph, load_profile("rk3588"))
+    assert next(v for v in report.node_verdicts if v.op == "If").placement == "cpu"
+    result = rknn_installed.compile(model, graph, {"target-platform": "rk3588"}, tmp_path / "work")
+    assert result.status == "compile_failed", result
+    assert result.detail.startswith("rknn could not compile this graph ({'config': 0, 'load_onnx': 0, 'build': -1}): "
+                                    "If 'verify' has a condition only known at run time"), result.detail
+    assert raised in result.detail

@@ -108,3 +108,51 @@ def test_u55_leaves_variable_ops_on_the_cpu_in_every_subgraph(variable_model: Pa
     result = vendor_verification(report, profile, variable_model, tmp_path)
     assert result is not None and result.status == "ran", result
     assert (result.compared, result.agree, result.extra["vendor_unmatched"]) == (8, 8, 0.0), result.disagreements
+
+
+@pytest.fixture(scope="module")
+def dynamic_batch_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.verify.models import dynamic_batch_tflite
+
+    return dynamic_batch_tflite(tmp_path_factory.mktemp("dynamic_batch") / "dynamic_batch.tflite")
+
+
+@pytest.mark.parametrize("target", ["ethos-u55", "ethos-u85"])
+def test_dynamic_batch_reads_the_stored_shape_as_vela_does(dynamic_batch_model: Path, tmp_path: Path,
+                                                           target: str) -> None:
+    """A batch the converter saw as None (shape_signature -1) is the stored 1 Vela compiles: every op on the
+    NPU (the signature made them all dynamic, CPU ops: basic_pitch 112/312 agreed)."""
+    graph = read_graph(dynamic_batch_model)
+    assert [(n.op, n.outputs[0].shape) for n in graph.nodes] == [
+        ("CONV_2D", (1, 8, 8, 8)), ("ADD", (1, 8, 8, 8)), ("MEAN", (1, 1, 1, 8))]
+    profile = load_profile(target)
+    report = check_model(dynamic_batch_model, profile)
+    assert report.cpu_ops == {}
+    result = vendor_verification(report, profile, dynamic_batch_model, tmp_path)
+    assert result is not None and result.status == "ran", result
+    assert (result.compared, result.agree, result.extra["vendor_cpu"]) == (3, 3, 0.0), result.disagreements
+
+
+@pytest.fixture(scope="module")
+def shapeless_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.verify.models import shapeless_tflite
+
+    return shapeless_tflite(tmp_path_factory.mktemp("shapeless") / "shapeless.tflite")
+
+
+@pytest.mark.parametrize("target", ["ethos-u55", "ethos-u85"])
+def test_scalar_feature_maps_and_dynamic_inner_dims_stay_on_the_cpu(shapeless_model: Path, tmp_path: Path,
+                                                                    target: str) -> None:
+    """Vela: "Operation has shapeless tensor" for an op reading or writing a non-constant scalar (REDUCE_MAX,
+    MUL, STRIDED_SLICE, PACK), "Dynamic non-batch dimension at axis 1" for the RESHAPE; SHAPE is not an NPU op."""
+    profile = load_profile(target)
+    report = check_model(shapeless_model, profile)
+    placed = {v.op: v.placement for v in report.node_verdicts}
+    assert placed == {"CONV_2D": "accelerator", "REDUCE_MAX": "cpu", "MUL": "cpu", "SHAPE": "cpu",
+                      "STRIDED_SLICE": "cpu", "PACK": "cpu", "RESHAPE": "cpu"}
+    failed = {v.op: {f.constraint for f in v.failed} for v in report.node_verdicts}
+    assert "no_scalar_feature_maps" in failed["REDUCE_MAX"] and "no_scalar_feature_maps" in failed["MUL"]
+    assert "static_shapes" in failed["RESHAPE"]
+    result = vendor_verification(report, profile, shapeless_model, tmp_path)
+    assert result is not None and result.status == "ran", result
+    assert (result.compared, result.agree, result.extra["vendor_cpu"]) == (7, 7, 6.0), result.disagreements

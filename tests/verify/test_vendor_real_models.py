@@ -4,7 +4,10 @@ One model per tool, chosen for what it exercises: PaddleOCR's text-direction cla
 PaddlePaddle export whose Shape -> Cast -> Slice -> Concat -> Reshape chain the toolkit folds, and 2-D ops
 the compiler wraps in inserted 4-D reshapes), microWakeWord's shipped int8 streaming model on Vela (resource
 variables initialised by an init subgraph that CALL_ONCE runs), and a QNN compile that fails inside a build
-(a generated net: the failure comes from the profile's options).
+(a generated net: the failure comes from the profile's options). Then the models of session 4's fixes, held out
+until their first recorded run: Basic Pitch's int8 TFLite (a dynamic batch in every shape_signature, scalar
+shape computations) on Vela and its QDQ ONNX (quantized Neg) on QNN, openWakeWord's timer (a 139-character
+output name) and hey_jarvis (an If known only at run time) on RKNN.
 """
 
 from __future__ import annotations
@@ -89,3 +92,87 @@ def test_a_graph_the_qnn_compiler_cannot_finalize_fails_the_build_with_its_messa
     export = next(s for s in report["stages"] if s["name"] == "export")
     assert "no target deploys TFLite" in export["detail"], export
     assert "model.tflite" not in {a["path"] for a in report["artifacts"]}
+
+
+def _ptq_artifact(name: str, target: str, tmp_path: Path) -> Path:
+    """The int8 artifact `edgepipe build` (PTQ only: placement, not accuracy) writes for held-out ``name``."""
+    from edgepipe.cli import main
+    from tests.thirdparty import heldout, zoo
+
+    config = heldout.prepare(heldout.BY_NAME[name], tmp_path / "models", zoo.SMALL)
+    assert 'steps = ["ptq"]' in config.read_text(encoding="utf-8")  # the CI data sizes: PTQ only
+    code = main(["build", "-q", "--no-cache", "--config", str(config), "--target", target,
+                 "--output", str(tmp_path / "out")])
+    assert code in (0, 2), code
+    return next((tmp_path / "out" / name / target).glob("model_int8.*"))
+
+
+@pytest.fixture(scope="module")
+def basic_pitch_int8_tflite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _ptq_artifact("basic_pitch_tflite", "ethos-u55", tmp_path_factory.mktemp("basic_pitch_tflite"))
+
+
+@pytest.mark.thirdparty
+@pytest.mark.parametrize("target", ["ethos-u55", "ethos-u85"])
+def test_vela_agrees_on_a_converted_keras_model_with_a_dynamic_batch(basic_pitch_int8_tflite: Path, tmp_path: Path,
+                                                                     target: str) -> None:
+    """Basic Pitch's TFLite keeps -1 for the batch in every shape_signature: read as dynamic, all 312 ops were
+    CPU ops (112/312 agreed on U55, 101/312 on U85); Vela compiles the stored batch 1, and leaves the four
+    STRIDED_SLICE -> PACK pairs that build a reshape's shape from scalars on the CPU ("shapeless tensor")."""
+    profile = load_profile(target)
+    graph = read_graph(basic_pitch_int8_tflite)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, basic_pitch_int8_tflite, tmp_path, graph)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes == 312, result.disagreements
+    scalars = [v for v in report.node_verdicts if any(f.constraint == "no_scalar_feature_maps" for f in v.failed)]
+    assert {v.op for v in scalars} == {"STRIDED_SLICE", "PACK"} and len(scalars) == 8
+
+
+@pytest.mark.thirdparty
+def test_qnn_agrees_on_quantized_neg_node_units_of_a_real_model(tmp_path: Path) -> None:
+    """Basic Pitch's ONNX (tf2onnx) has 9 Neg ops; in the QDQ model each Neg, its DQ and its Q run on the CPU
+    under QNN (453/480 agreed before the profile said so)."""
+    model = _ptq_artifact("basic_pitch_onnx", "mobile-npu", tmp_path)
+    profile = load_profile("mobile-npu")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    assert report.cpu_ops["Neg"] == 9
+    result = vendor_verification(report, profile, model, tmp_path / "work", graph)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes == 480, result.disagreements
+
+
+@pytest.mark.thirdparty
+@pytest.mark.toolchain
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_rknn_compiles_a_real_model_whose_output_name_is_a_long_json(tmp_path: Path, target: str) -> None:
+    """openWakeWord's timer classifier names its output with a 139-character JSON of its classes: rknn-toolkit2
+    failed on it (KeyError); the copy it compiles has short tensor names, and every node agrees."""
+    from tests.thirdparty import heldout
+
+    model = fetch.model_file(heldout.OWW_CLASSIFIERS, "openwakeword/resources/models/timer_v0.1.onnx")
+    assert len(onnx.load(str(model)).graph.output[0].name) == 139
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path, graph)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes == 8, result.disagreements
+
+
+@pytest.mark.thirdparty
+@pytest.mark.toolchain
+def test_rknn_failure_on_a_score_gated_verifier_names_the_if(tmp_path: Path) -> None:
+    """openWakeWord's hey_jarvis runs a verifier branch when its score passes a threshold: an If known only at
+    run time, which rknn-toolkit2 cannot compile; the failure says so before the toolkit's obscure message."""
+    from tests.thirdparty import heldout
+
+    model = fetch.model_file(heldout.OWW_CLASSIFIERS, "openwakeword/resources/models/hey_jarvis_v0.1.onnx")
+    profile = load_profile("rk3588")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path, graph)
+    assert result is not None and result.status == "compile_failed", result
+    assert "If 'If_32' has a condition only known at run time" in result.detail, result.detail
+    assert "is not output of any previous nodes" in result.detail

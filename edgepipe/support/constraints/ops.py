@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.constraints.tensors import RESOURCE_DTYPES
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 
 
@@ -133,9 +134,6 @@ def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -
 
 
 #: TFLite's RESOURCE tensor type (13), as readers without a name for it spell it.
-_RESOURCE = ("resource", "type13")
-
-
 def _variable_data(node: OpNode, graph: OpGraph) -> list[TensorInfo]:
     """The variable's data tensors an op reads or writes (through a VAR_HANDLE: every use of the handle)."""
     if node.op == "READ_VARIABLE":
@@ -153,7 +151,7 @@ def variable_data_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Ve
     tensor and the variable's data (what READ_VARIABLE returns, what ASSIGN_VARIABLE stores, and for VAR_HANDLE
     whatever is read or stored through the handle) has a dtype in {param}."""
     handles = node.outputs[:1] if node.op == "VAR_HANDLE" else node.inputs[:1]
-    bad_handle = [t for t in handles if t.dtype not in _RESOURCE]
+    bad_handle = [t for t in handles if t.dtype not in RESOURCE_DTYPES]
     if bad_handle:
         return False, f"{node.op} handle '{bad_handle[0].name}' is {bad_handle[0].dtype}, not a resource"
     bad = [t for t in _variable_data(node, graph) if t.dtype not in allowed]
@@ -186,6 +184,20 @@ def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
             writer = graph.nodes[producers[tensor.name]]
             return False, f"{node.op} quantizes the output of {writer.op} '{writer.name}', which runs on the CPU"
     return True, "written by an accelerator op"
+
+
+@constraint
+def not_quantized(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op runs in float: none of its feature-map inputs is written by a DequantizeLinear (a quantized op, in
+    its QDQ node unit, runs on the CPU with the DequantizeLinear before it and the QuantizeLinear after it)."""
+    if not required:
+        return True, "quantized allowed"
+    producers = graph.producers()
+    for tensor in node.activations_in:
+        if tensor.name in producers and graph.nodes[producers[tensor.name]].op == "DequantizeLinear":
+            writer = graph.nodes[producers[tensor.name]]
+            return False, f"{node.op} '{node.name}' is quantized (reads DequantizeLinear '{writer.name}')"
+    return True, "float"
 
 
 def _writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from edgepipe.support.constraints import Verdict, constraint
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 
+#: The dtype of a resource-variable handle (TFLite's RESOURCE, type 13): a rank-0 reference, not data.
+RESOURCE_DTYPES = ("resource", "type13")
+
 
 def _fmaps(node: OpNode) -> tuple[TensorInfo, ...]:
     return (*node.activations_in, *node.outputs)
@@ -35,6 +38,17 @@ def static_shapes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
         return True, "dynamic shapes allowed"
     bad = [t for t in _fmaps(node) if not t.static]
     return not bad, f"{node.op} tensor '{bad[0].name}' has dynamic shape {bad[0].shape}" if bad else "static"
+
+
+@constraint
+def no_scalar_feature_maps(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """No feature map (non-constant input or output) is a scalar (rank 0): the compiler treats a rank-0 tensor
+    it cannot read as a constant as shapeless and leaves its op on the CPU (a constant scalar operand is
+    fine, and so is a resource-variable handle, a reference rather than data)."""
+    if not required:
+        return True, "scalar feature maps allowed"
+    bad = [t for t in _fmaps(node) if t.shape == () and t.dtype not in RESOURCE_DTYPES]
+    return not bad, f"{node.op} feature map '{bad[0].name}' is a scalar (rank 0)" if bad else "no scalar"
 
 
 @constraint

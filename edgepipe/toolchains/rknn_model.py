@@ -1,0 +1,124 @@
+"""The copy of a float ONNX model that rknn-toolkit2 compiles, prepared so the toolkit reads the model as it is.
+
+Every change works around a failure of rknn-toolkit2 2.5.0 on a valid model and keeps what each node computes
+and where it can run: nodes carry edgepipe's names (so the compiler's layer table names them), an ``If`` whose
+condition is known once the input shapes are static is replaced by the branch it takes
+(:mod:`edgepipe.support.onnx_branches`), infinite float constants become finite (:func:`finite_constants`) and
+long tensor names become short ones (:func:`short_tensor_names`). An ``If`` whose condition is only known at run
+time is left as it is and named in :attr:`ToolkitModel.runtime_ifs`, so a failure in it can be reported as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from edgepipe.support.graph import OpGraph
+from edgepipe.support.onnx_branches import inline_known_branches
+from edgepipe.toolchains.onnx_names import named_copy
+
+#: The longest tensor name handed to the toolkit (characters). The toolkit cuts tensor names to 128 characters
+#: ("limit model tensor name to 128!") after its rewrites have appended suffixes ("-rs", "_mm_tp_rs", ...) and
+#: then looks a tensor up by its full name: ``KeyError`` in the quantizer (openWakeWord's timer model names its
+#: output with a 139-character JSON of its classes). Measured on that model: an output name of 124 characters
+#: compiled, one of 128 did not; 64 leaves room for any suffix.
+MAX_TENSOR_NAME = 64
+
+
+@dataclass(frozen=True)
+class ToolkitModel:
+    """The prepared copy (``path``) and what preparing it changed."""
+
+    path: Path
+    #: Tensor name in the copy -> the model's own name, for every tensor :func:`short_tensor_names` renamed.
+    original_names: dict[str, str] = field(default_factory=dict)
+    #: ``If`` nodes whose condition is only known at run time (computed from the model's data), kept as they are.
+    runtime_ifs: tuple[str, ...] = ()
+
+    def original_text(self, text: str) -> str:
+        """``text`` (the toolkit's log, its accuracy table) with the model's own tensor names put back."""
+        for short in sorted(self.original_names, key=len, reverse=True):  # edgepipe_tensor_10 before _1
+            text = text.replace(short, self.original_names[short])
+        return text
+
+
+def toolkit_model(model: Path, graph: OpGraph, out: Path) -> ToolkitModel:
+    """Write to ``out`` the ONNX file rknn-toolkit2 compiles (see the module docstring)."""
+    named_copy(model, graph, out)
+    proto = onnx.load(str(out))
+    inline_known_branches(proto)
+    finite_constants(proto)
+    renamed = short_tensor_names(proto)
+    onnx.save(proto, str(out))
+    runtime_ifs = tuple(node.name for node in proto.graph.node if node.op_type == "If")
+    return ToolkitModel(out, renamed, runtime_ifs)
+
+
+def finite_constants(proto: onnx.ModelProto) -> list[str]:
+    """Replace, in ``proto``, every infinite value of a float initializer by the largest finite value of its
+    sign (-inf as the start of a running max becomes -3.4e38 for float32: the same result); the toolkit's
+    quantizer computes the range of an infinite constant as NaN and fails (``cannot convert float NaN to
+    integer``). Returns the initializers changed; NaN values are left as they are."""
+    from onnx import numpy_helper
+
+    changed = []
+    for index, init in enumerate(proto.graph.initializer):
+        if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE):
+            continue
+        value = numpy_helper.to_array(init)
+        if not np.isinf(value).any():
+            continue
+        limit = np.finfo(value.dtype)
+        finite = np.where(np.isposinf(value), limit.max, np.where(np.isneginf(value), limit.min, value))
+        proto.graph.initializer[index].CopyFrom(numpy_helper.from_array(finite.astype(value.dtype), init.name))
+        changed.append(init.name)
+    return changed
+
+
+def _graphs(graph: Any) -> Iterator[Any]:
+    """``graph`` and every subgraph inside it (the branches of ``If``, the bodies of ``Loop`` and ``Scan``)."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for inner in attr.graphs:
+                    yield from _graphs(inner)
+
+
+def short_tensor_names(proto: onnx.ModelProto) -> dict[str, str]:
+    """Rename, in ``proto`` (main graph and subgraphs alike), every tensor whose name is longer than
+    MAX_TENSOR_NAME characters to ``edgepipe_tensor_N``; returns new name -> old name. Node names are kept:
+    the compiler's layer table names layers by node."""
+    graphs = list(_graphs(proto.graph))
+    names: dict[str, None] = {}
+    for graph in graphs:
+        for values in (graph.input, graph.output, graph.value_info, graph.initializer):
+            names.update(dict.fromkeys(value.name for value in values))
+        for node in graph.node:
+            names.update(dict.fromkeys([*node.input, *node.output]))
+    taken = set(names)
+    renamed: dict[str, str] = {}
+    for name in names:
+        if len(name) > MAX_TENSOR_NAME:
+            new = f"edgepipe_tensor_{len(renamed)}"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            renamed[name] = new
+    if not renamed:
+        return {}
+    for graph in graphs:
+        for values in (graph.input, graph.output, graph.value_info, graph.initializer):
+            for value in values:
+                value.name = renamed.get(value.name, value.name)
+        for node in graph.node:
+            node.input[:] = [renamed.get(name, name) for name in node.input]
+            node.output[:] = [renamed.get(name, name) for name in node.output]
+    return {new: old for old, new in renamed.items()}
