@@ -9,7 +9,7 @@ import numpy as np
 
 from edgepipe.artifacts import Artifact
 from edgepipe.data import Dataset
-from edgepipe.metrics.label_free import Thresholds, compare_outputs, match_outputs
+from edgepipe.metrics.label_free import OutputAgreement, Thresholds, compare_outputs, match_outputs
 from edgepipe.report.label_free import ComparisonInfo, OutputAgreementInfo
 from edgepipe.runtimes import open_runner
 
@@ -23,6 +23,15 @@ class ModelOutputs:
 
     def described(self) -> list[tuple[str, int]]:
         return [(name, array.size) for name, array in zip(self.names, self.arrays)]
+
+    def agreements(self, got: ModelOutputs) -> tuple[list[OutputAgreement], list[str]]:
+        """Each of these (reference) outputs against ``got``'s output of the same name, else of the same position
+        or size (:func:`match_outputs`: a converter or quantizer may reorder outputs); and the names of the
+        reference outputs ``got`` has no match for."""
+        pairs = match_outputs(self.described(), got.described())
+        matched = {i for i, _ in pairs}
+        return ([compare_outputs(self.names[i], self.arrays[i], got.arrays[j]) for i, j in pairs],
+                [n for i, n in enumerate(self.names) if i not in matched])
 
 
 def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> ModelOutputs:
@@ -45,13 +54,14 @@ def reference_of(artifacts: list[Artifact]) -> Artifact | None:
 def compare(artifact: Artifact, reference: Artifact, outputs: dict[str, ModelOutputs],
             thresholds: Thresholds) -> ComparisonInfo:
     """The label-free comparison of ``artifact`` with ``reference`` from their recorded ``outputs``."""
-    ref, cand = outputs[reference.key], outputs[artifact.key]
-    pairs = match_outputs(ref.described(), cand.described())
-    agreements = [compare_outputs(ref.names[i], ref.arrays[i], cand.arrays[j]) for i, j in pairs]
-    matched = {i for i, _ in pairs}
+    agreements, unmatched = outputs[reference.key].agreements(outputs[artifact.key])
     return ComparisonInfo(
         artifact=artifact.key, reference=reference.key,
         outputs=[OutputAgreementInfo(**asdict(a)) for a in agreements],
-        unmatched_outputs=[n for i, n in enumerate(ref.names) if i not in matched],
-        failures=[f for a in agreements for f in thresholds.failures(a)]
-        + [f"{n}: no output of the same size to compare" for i, n in enumerate(ref.names) if i not in matched])
+        unmatched_outputs=unmatched,
+        failures=[f for a in agreements for f in thresholds.failures(a)] + [unmatched_failure(n) for n in unmatched])
+
+
+def unmatched_failure(name: str) -> str:
+    """The failure of a reference output the candidate has no output to compare with."""
+    return f"{name}: no output of the same size to compare"

@@ -24,8 +24,8 @@ from edgepipe.data import Dataset
 from edgepipe.evaluate import top1_accuracy
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.load import SourceModel
-from edgepipe.metrics.compare import ModelOutputs, run_outputs
-from edgepipe.metrics.label_free import Thresholds, compare_outputs
+from edgepipe.metrics.compare import ModelOutputs, run_outputs, unmatched_failure
+from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
 
@@ -162,9 +162,11 @@ class LadderContext:
 
     def label_free(self, reference: ModelOutputs, got: ModelOutputs) -> Fidelity:
         """Label-free :class:`Fidelity` of ``got`` against the float ``reference`` (same samples)."""
-        agreements = [compare_outputs(name, ref, out) for name, ref, out in
-                      zip(reference.names, reference.arrays, got.arrays)]
-        failures = tuple(f for a in agreements for f in self.decision_thresholds.failures(a))
+        agreements, unmatched = reference.agreements(got)
+        failures = tuple([f for a in agreements for f in self.decision_thresholds.failures(a)]
+                         + [unmatched_failure(n) for n in unmatched])
+        if unmatched or not agreements:
+            return Fidelity(cosine=-1.0, sqnr_db=-200.0, failures=failures)
         return Fidelity(cosine=min(a.cosine for a in agreements), sqnr_db=min(a.sqnr_db for a in agreements),
                         failures=failures)
 

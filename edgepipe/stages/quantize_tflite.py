@@ -23,8 +23,8 @@ from pathlib import Path
 from edgepipe.artifacts import Artifact
 from edgepipe.data import Dataset
 from edgepipe.errors import ToolFailed
-from edgepipe.metrics.compare import run_outputs
-from edgepipe.metrics.label_free import Thresholds, compare_outputs
+from edgepipe.metrics.compare import run_outputs, unmatched_failure
+from edgepipe.metrics.label_free import Thresholds
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, LITERT, LITERT_ON_QUANTIZED, contained
@@ -92,8 +92,9 @@ def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Pat
 def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
     """Lowest output cosine of ``path`` against ``float_path`` on ``data``, and the thresholds it misses."""
     reference, got = run_outputs(float_path, data, RUNG_SAMPLES), run_outputs(path, data, RUNG_SAMPLES)
-    agreements = [compare_outputs(n, r, g) for n, r, g in zip(reference.names, reference.arrays, got.arrays)]
-    return min(a.cosine for a in agreements), [f for a in agreements for f in thresholds.failures(a)]
+    agreements, unmatched = reference.agreements(got)  # ai-edge-quantizer may reorder outputs (PicoDet's two)
+    lowest = min((a.cosine for a in agreements), default=-1.0) if not unmatched else -1.0
+    return lowest, [f for a in agreements for f in thresholds.failures(a)] + [unmatched_failure(n) for n in unmatched]
 
 
 def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scratch: Path, stages: StageLog,

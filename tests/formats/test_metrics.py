@@ -88,3 +88,18 @@ def test_top1_only_for_class_score_outputs() -> None:
     reg = compare_outputs("Identity_1", landmarks, landmarks * 1.01)
     assert reg.kind == "regression" and reg.top1_agreement is None and reg.top5_agreement is None
     assert reg.cosine > 0.999 and reg.max_abs_error > 0
+
+
+def test_outputs_are_compared_by_name_when_a_quantizer_reorders_them() -> None:
+    """PicoDet's int8 TFLite from ai-edge-quantizer lists its two outputs in the other order (a build ended in
+    "internal error: output Identity: (32, 7600, 10) and (32, 7600, 32) differ in size")."""
+    from edgepipe.metrics.compare import ModelOutputs
+
+    rng = np.random.default_rng(0)
+    scores, boxes = rng.normal(size=(2, 76, 10)).astype(np.float32), rng.normal(size=(2, 76, 32)).astype(np.float32)
+    reference = ModelOutputs(["Identity", "Identity_1"], [scores, boxes])
+    agreements, unmatched = reference.agreements(ModelOutputs(["Identity_1", "Identity"], [boxes, scores + 0.01]))
+    assert [a.output for a in agreements] == ["Identity", "Identity_1"] and not unmatched
+    assert min(a.cosine for a in agreements) > 0.999
+    agreements, unmatched = reference.agreements(ModelOutputs(["x"], [rng.normal(size=(2, 5)).astype(np.float32)]))
+    assert agreements == [] and unmatched == ["Identity", "Identity_1"]
