@@ -86,6 +86,12 @@ def int8_output(float_path: Path) -> Path | None:
     return sidecar if sidecar.is_file() else None
 
 
+def discard(float_path: Path) -> None:
+    """Remove a float TFLite that is not kept, and onnx2tf's full-integer file made with it."""
+    float_path.unlink(missing_ok=True)
+    _sidecar(float_path).unlink(missing_ok=True)
+
+
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
                            scratch: Path) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""

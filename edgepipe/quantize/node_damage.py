@@ -9,8 +9,10 @@ Every node of the fully quantized model that reads a DequantizeLinear is scored 
 output's cosine (then SQNR), lowest first. Measured alone rather than by the gain of making
 one node float in the int8 model: errors that chain through several nodes (a spectrum
 quantized at the Slice, again at the Add) hide each other there, and each shows alone.
-One try is one graph edit and a few inferences (about 0.5 s on a 330-node text detector at
-320x320 on 2 cores).
+One try is one graph edit, a session and a few inferences. Their number is set by a cost model of
+the model (:func:`try_cost`, its nodes and multiply-accumulates), not by a clock: a ranking, and
+so a verdict, must not depend on how busy the machine was (a loaded machine once ranked 32 of
+MiniLM's nodes where a quiet one ranked all of them, and the build failed).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edgepipe.data import Dataset
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
@@ -28,6 +31,10 @@ from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import keep_nodes_float, quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.support.onnx_reader import read_onnx
+
+if TYPE_CHECKING:
+    import onnx
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +42,30 @@ log = logging.getLogger(__name__)
 RANKING_SAMPLES = 8
 #: Above this many int8 nodes the tries would take too long (~0.5 s each); the ranking is then not measured.
 MAX_RANKED_NODES = 2000
-#: Seconds the ranking may take: fewer samples per try on a slow model, then only the nodes measured in time
-#: (graph order). A 800x608 layout detector's exact-int8 tries take seconds each.
+#: Modelled seconds the ranking may take (:func:`try_cost`): fewer samples per try on a slow model, then only
+#: the first nodes in graph order. A 800x608 layout detector's exact-int8 tries take seconds each.
 RANKING_BUDGET_S = 240.0
+#: The cost model of one try, fitted by benchmarks/node_damage_cost.py on zoo models (2-core x86-64 host):
+#: per try, seconds per node of the graph (edit, save, session) and per byte of the float model (weights
+#: saved and loaded); per sample, seconds per node (kernel calls) and per multiply-accumulate.
+SECONDS_PER_NODE = 1.4e-4
+SECONDS_PER_BYTE = 1.6e-8
+SECONDS_PER_NODE_SAMPLE = 8.6e-6
+SECONDS_PER_MAC = 6.0e-11
+
+
+def try_cost(nodes: int, size_bytes: int, macs: int, samples: int) -> float:
+    """Modelled seconds of one try: a graph of ``nodes`` nodes and ``size_bytes`` edited, saved and loaded,
+    then run on ``samples`` samples of ``macs`` multiply-accumulates each."""
+    return (SECONDS_PER_NODE * nodes + SECONDS_PER_BYTE * size_bytes
+            + samples * (SECONDS_PER_NODE_SAMPLE * nodes + SECONDS_PER_MAC * macs))
+
+
+def ranking_plan(candidates: int, nodes: int, size_bytes: int, macs: int, samples: int) -> tuple[int, int]:
+    """(samples per try, nodes ranked) that fit :data:`RANKING_BUDGET_S`: fewer samples first, then fewer nodes."""
+    while samples > 1 and try_cost(nodes, size_bytes, macs, samples) * candidates > RANKING_BUDGET_S:
+        samples -= 1
+    return samples, max(1, min(candidates, int(RANKING_BUDGET_S / try_cost(nodes, size_bytes, macs, samples))))
 
 
 @dataclass(frozen=True)
@@ -61,6 +89,16 @@ def _first(dataset: Dataset, count: int) -> Dataset:
     return Dataset(dataset.path, tuple(a[:count] for a in dataset.inputs), labels, dataset.sha256, dataset.whole)
 
 
+def outputs_with_only(node: str, base: onnx.ModelProto, prepared: onnx.ModelProto, candidates: list[str],
+                      path: Path, data: Dataset) -> ModelOutputs:
+    """One try: the outputs on ``data`` of ``base`` with every int8 node but ``node`` made float (saved at ``path``)."""
+    import onnx
+
+    model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
+    onnx.save(model, str(path))
+    return run_outputs(path, data)
+
+
 def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[NodeDamage]:
     """Every int8 node of ``recipe``'s fully quantized ONNX model, most damaging first (empty when too many)."""
     import onnx
@@ -78,36 +116,26 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
     ops = {node.name: node.op_type for node in base.graph.node}
     subset = _first(context.decision_split, RANKING_SAMPLES)
     start = time.monotonic()
-    damage: list[NodeDamage] = []
     with tempfile.TemporaryDirectory(prefix="edgepipe-damage-", dir=context.work) as scratch:
         path = Path(scratch) / "alone.onnx"
 
         def alone(node: str, data: Dataset, reference: ModelOutputs) -> NodeDamage:
-            model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
-            onnx.save(model, str(path))
             try:
-                score = context.label_free(reference, run_outputs(path, data))
+                score = context.label_free(reference, outputs_with_only(node, base, prepared, candidates, path, data))
             except (Fail, InvalidArgument, InvalidGraph, NotImplemented) as exc:  # ORT's optimiser, not the graph
                 log.info("node damage of %s not measured: ONNX Runtime cannot run the try (%s)", node,
                          str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__)
                 return NodeDamage(node, ops.get(node, "?"), 1.0, SQNR_CAP_DB)  # unmeasured: ranks last
             return NodeDamage(node, ops.get(node, "?"), round(score.cosine, 6), round(score.sqnr_db, 3))
 
+        cost = (len(base.graph.node), float_path.stat().st_size, sum(n.macs for n in read_onnx(float_path).nodes))
+        count, ranked = ranking_plan(len(candidates), *cost, len(subset))
+        subset = _first(subset, count)
+        if ranked < len(candidates):
+            log.info("node damage: the first %d of %d nodes are ranked (modelled %.1f s a try, budget %.0f s)",
+                     ranked, len(candidates), try_cost(*cost, count), RANKING_BUDGET_S)
         reference = run_outputs(float_path, subset)
-        first = time.monotonic()
-        damage.append(alone(candidates[0], subset, reference))
-        per_try = time.monotonic() - first
-        if per_try * len(candidates) > RANKING_BUDGET_S and len(subset) > 1:  # fewer samples, same ranking
-            count = max(1, int(len(subset) * RANKING_BUDGET_S / (per_try * len(candidates))))
-            subset = _first(subset, count)
-            reference = run_outputs(float_path, subset)
-            damage = [alone(candidates[0], subset, reference)]
-        for node in candidates[1:]:
-            if time.monotonic() - start > RANKING_BUDGET_S:
-                log.info("node damage: %d of %d nodes measured within %.0f s; the rest are not ranked",
-                         len(damage), len(candidates), RANKING_BUDGET_S)
-                break
-            damage.append(alone(node, subset, reference))
+        damage = [alone(node, subset, reference) for node in candidates[:ranked]]
     log.info("int8 damage of %d nodes alone measured in %.1f s on %d samples", len(damage), time.monotonic() - start,
              len(subset))
     return sorted(damage, key=lambda d: (d.cosine, d.sqnr_db))

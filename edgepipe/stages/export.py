@@ -3,8 +3,9 @@
 - Keras / SavedModel: float ONNX (tf2onnx) and float TFLite (TFLite converter).
 - ONNX: the model with its dynamic dimensions fixed on load, and float TFLite through
   onnx2tf (:mod:`edgepipe.export.onnx_to_tflite`), which needs static shapes and
-  calibration data. A model onnx2tf cannot convert keeps its ONNX artifacts; the report
-  says why the TFLite is missing.
+  calibration data, kept only when it gives the ONNX model's outputs on calibration samples
+  (:mod:`edgepipe.export.float_match`). A model onnx2tf cannot convert keeps its ONNX
+  artifacts; the report says why the TFLite is missing.
 - PyTorch (``.pt2`` or a ``python:`` factory): float ONNX through ``torch.onnx`` (dynamo),
   then as an ONNX input (:mod:`edgepipe.stages.export_torch`).
 - TFLite: the file itself, and for a float file its float ONNX through tf2onnx's TFLite front
@@ -107,7 +108,7 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         # onnx2tf takes minutes on a real model; no target here would deploy or check its output
         stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
         return artifacts
-    from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite
+    from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite, discard
 
     names = [spec.name for spec in inputs.model.signature.inputs]
     tflite_path = folder / "model.tflite"
@@ -115,12 +116,13 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         with stages.stage("export", "float TFLite through onnx2tf (input shapes kept)"):
             convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch)
             _check_same_inputs(tflite_path, inputs)
+            _check_same_function(onnx_path, tflite_path, inputs)
     except ConversionError as exc:
-        tflite_path.unlink(missing_ok=True)
+        discard(tflite_path)
         stages.fail(STAGE, onnx2tf_failure(f"TFLite conversion failed: {exc}"), artifact=tflite_path.name)
         return artifacts
     except ToolFailed as failure:  # LiteRT refused to run onnx2tf's output
-        tflite_path.unlink(missing_ok=True)
+        discard(tflite_path)
         stages.fail(STAGE, failure, artifact=tflite_path.name)
         return artifacts
     return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
@@ -143,6 +145,23 @@ def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
         assert inputs.calibration is not None
         with contained(LITERT):
             runner.infer(next(inputs.calibration.samples()))
+
+
+def _check_same_function(onnx_path: Path, tflite_path: Path, inputs: BuildInputs) -> None:
+    """onnx2tf's float TFLite must compute the ONNX model's function on calibration samples.
+
+    A conversion can succeed and still compute something else (magika's byte classifier: output
+    cosine 0.019); every int8 TFLite made from it would then be judged against the ONNX and fail
+    for a reason no calibration fixes, and the TFLite targets would report quantization errors.
+    """
+    from edgepipe.export.float_match import float_mismatch
+    from edgepipe.export.onnx_to_tflite import ConversionError
+
+    assert inputs.calibration is not None
+    with contained(LITERT):
+        problem = float_mismatch(onnx_path, tflite_path, inputs.calibration)
+    if problem is not None:
+        raise ConversionError(f"onnx2tf's float TFLite does not compute the ONNX model's outputs: {problem}")
 
 
 def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> list[Artifact]:
