@@ -222,6 +222,35 @@ def calibrate_min_max(prepared: Path, samples: dict[str, list[dict[str, np.ndarr
     return calib.get_model_qsvs()
 
 
+#: Ops that run another subgraph; ai-edge-quantizer (0.10) calibrates only the subgraphs a
+#: StableHLO composite invokes, so tensors inside these ops' branches get no ranges.
+CONTROL_FLOW_OPS = ("IF", "WHILE", "CALL_ONCE")
+
+
+def control_flow_ops(model: Any) -> list[str]:
+    """``"IF in subgraph 0"``-style descriptions of the control-flow ops of a flatbuffer ``model``."""
+    found = []
+    for index, subgraph in enumerate(model.subgraphs):
+        for op in subgraph.operators:
+            name = _op_name(model, op)
+            if name in CONTROL_FLOW_OPS:
+                found.append(f"{name} in subgraph {index}")
+    return found
+
+
+def _refuse_control_flow(prepared: Path) -> None:
+    from edgepipe.errors import ToolFailed
+
+    flatbuffer_utils, _ = _schema()
+    found = control_flow_ops(flatbuffer_utils.read_model(str(prepared)))
+    if found:
+        raise ToolFailed("ai-edge-quantizer", f"control flow it does not calibrate: {', '.join(sorted(set(found)))} "
+                         "(the ops of its branch subgraphs get no activation ranges)",
+                         "the int8 TFLite is left out: export the model without the control flow (the branch the "
+                         "device runs), or deploy the ONNX artifact (targets with onnx in deploy_formats are still "
+                         "checked)")
+
+
 def quantize_float_tflite(float_path: Path, out_path: Path, calibration: Dataset, scratch: Path,
                           activation_bits: int = 8) -> Path:
     """Write the static int8-weight TFLite of ``float_path`` to ``out_path``, activations ``activation_bits`` wide.
@@ -233,6 +262,7 @@ def quantize_float_tflite(float_path: Path, out_path: Path, calibration: Dataset
     from ai_edge_quantizer import quantizer
 
     prepared = prepare_float_tflite(float_path, scratch / f"{float_path.stem}_prepared.tflite")
+    _refuse_control_flow(prepared)
     engine = quantizer.Quantizer(str(prepared), _recipe(activation_bits))
     # The quantizer draws progress bars on stderr and warns about its debug resolver: keep the CLI's output clean.
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):

@@ -101,3 +101,37 @@ def test_sparse_weights_behind_densify_get_weight_scales(tmp_path: Path) -> None
     int8 = quantize_float_tflite(source, tmp_path / "model_int8.tflite", Dataset(tmp_path / "x.npz", (sample,), None,
                                                                                   "t"), tmp_path)
     Interpreter(model_path=str(int8)).allocate_tensors()  # LiteRT's int8 kernels accept it
+
+
+def _if_tflite(path: Path) -> Path:
+    """A float TFLite whose output goes through an IF (openWakeWord's classifiers end in one)."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    weight = tf.constant(np.random.default_rng(2).normal(0, 0.5, (8, 4)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 8], tf.float32, name="x")])
+    def gated(x):
+        hidden = tf.matmul(x, weight)
+        return tf.cond(tf.reduce_sum(x) > 0, lambda: tf.nn.relu(hidden), lambda: tf.sigmoid(hidden))
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([gated.get_concrete_function()])
+    path.write_bytes(converter.convert())
+    return path
+
+
+def test_control_flow_is_a_reported_quantizer_failure_naming_the_op(tmp_path: Path) -> None:
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    from edgepipe.errors import ToolFailed
+    from edgepipe.quantize.tflite_aiedge import control_flow_ops
+    from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, contained
+
+    source = _if_tflite(tmp_path / "gated.tflite")
+    assert control_flow_ops(flatbuffer_utils.read_model(str(source))) == ["IF in subgraph 0"]
+    data = Dataset(tmp_path / "c.npz", (np.random.default_rng(0).normal(0, 1, (8, 1, 8)).astype(np.float32)[:, 0],),
+                   None, "test")
+    with pytest.raises(ToolFailed) as failed, contained(AI_EDGE_QUANTIZER):
+        quantize_float_tflite(source, tmp_path / "int8.tflite", data, tmp_path)
+    assert failed.value.tool == "ai-edge-quantizer" and "IF in subgraph 0" in failed.value.message
+    assert "ONNX artifact" in failed.value.next_step and not (tmp_path / "int8.tflite").exists()
