@@ -47,6 +47,12 @@ def test_file_type_labels_mostly_agree_with_magika(tmp_path: Path) -> None:
     session = ort.InferenceSession(str(config.model), providers=["CPUExecutionProvider"])
     scores = session.run(None, {"bytes": data["bytes"]})[0]
     assert np.mean(scores.argmax(axis=1) == data["labels"]) >= 0.6
+    # the labelled selection split the ladder decides on shares no file with the evaluation or calibration
+    assert config.data.selection is not None
+    selection, calibration = np.load(config.data.selection), np.load(config.data.calibration)
+    assert len(selection["labels"]) == len(selection["bytes"]) >= 12
+    evaluated = {row.tobytes() for row in data["bytes"]} | {row.tobytes() for row in calibration["bytes"]}
+    assert not any(row.tobytes() in evaluated for row in selection["bytes"])
 
 
 @pytest.mark.parametrize("name", ["akiki_vad", "minilm_l6", "micro_wakeword", "oww_embedding"])
