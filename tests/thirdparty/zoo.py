@@ -191,14 +191,19 @@ def _npz(make: Callable[[Context, int, int], dict[str, np.ndarray]]) -> DataMake
 
 
 def _stream(make: Callable[[Context, int], dict[str, np.ndarray]]) -> DataMaker:
-    """One stream cut in two: calibration first, evaluation on the frames that follow it (state carried on)."""
+    """One stream cut in three (state carried on): calibration first, then a selection split of half as many
+    frames, then evaluation. The ladder decides on frames the quantizer did not calibrate on: decided on the
+    calibration frames, Silero VAD's mixed model met cosine 0.9966 there and reached 0.963 on evaluation."""
 
     def maker(ctx: Context) -> dict[str, str]:
-        stream = make(ctx, ctx.size.calibration + ctx.size.evaluation)
-        cut = ctx.size.calibration
-        np.savez(ctx.folder / "calibration.npz", **{k: v[:cut] for k, v in stream.items()})
-        np.savez(ctx.folder / "evaluation.npz", **{k: v[cut:] for k, v in stream.items()})
-        return {"calibration": "calibration.npz", "evaluation": "evaluation.npz"}
+        chosen = max(1, ctx.size.calibration // 2)
+        stream = make(ctx, ctx.size.calibration + chosen + ctx.size.evaluation)
+        cuts = {"calibration": (0, ctx.size.calibration),
+                "selection": (ctx.size.calibration, ctx.size.calibration + chosen),
+                "evaluation": (ctx.size.calibration + chosen, None)}
+        for split, (start, stop) in cuts.items():
+            np.savez(ctx.folder / f"{split}.npz", **{k: v[start:stop] for k, v in stream.items()})
+        return {split: f"{split}.npz" for split in cuts}
 
     return maker
 
