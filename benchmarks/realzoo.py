@@ -97,8 +97,8 @@ class ModelRun:
             errors = raised[-1:] + errors
         if errors:
             return " — ".join(errors)
-        fails = [f"{r.target}: {r.report.verdict_reason}" for r in self.results
-                 if r.report is not None and r.report.verdict == "fail"]
+        fails = [f"{r.target}: {r.report.verdict} — {r.report.verdict_reason}" for r in self.results
+                 if r.report is not None and r.report.verdict != "pass"]  # "not proven" ends in exit 2 too
         return "; ".join(dict.fromkeys(fails))
 
 
