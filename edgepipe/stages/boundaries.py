@@ -133,6 +133,9 @@ def _tflite_quantizer_advice(message: str) -> str:
 
 
 def _converter_advice(message: str) -> str:
+    if "does not compute" in message:  # converted, but another function (edgepipe.export.float_match)
+        return ("targets that deploy ONNX are still checked; for TFLite targets convert the model from its "
+                "training framework (Keras, PyTorch) and build that .tflite")
     if "dimension" in message.lower() or "shape" in message.lower():
         return "fix every dynamic input dimension with input_shapes = { <input> = [1, ...] } in the config"
     return ("targets that deploy ONNX are still checked; for TFLite targets convert the model yourself and build "

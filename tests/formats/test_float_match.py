@@ -90,3 +90,11 @@ def test_an_output_of_another_size_is_refused(tmp_path: Path, data: Dataset) -> 
 
     problem = float_mismatch(source, _tflite(tmp_path / "p.tflite", pooled, [1, 3, 8, 8]), data)
     assert problem is not None and "same size as y" in problem
+
+
+def test_a_refused_conversion_is_an_onnx2tf_failure_with_a_next_step() -> None:
+    from edgepipe.stages.boundaries import onnx2tf_failure
+
+    failure = onnx2tf_failure("TFLite conversion failed: onnx2tf's float TFLite does not compute the ONNX model's "
+                              "outputs: output y has cosine 0.0099 with the source's on 4 calibration samples")
+    assert failure.tool == "onnx2tf" and "training framework" in failure.next_step
