@@ -1,4 +1,4 @@
-"""The node-damage ranking is sized by a cost model of the model, never by a clock (a verdict must not depend on load)."""
+"""The node-damage ranking is sized by a cost model of the model, never by a clock (verdicts must not follow load)."""
 
 from __future__ import annotations
 
