@@ -58,7 +58,10 @@ def test_zoo_model_builds_with_an_answer_a_user_can_trust(name: str, prepared: P
 def test_the_label_free_ladder_keeps_the_nodes_int8_ruins_float(name: str, prepared: Path, tmp_path: Path) -> None:
     """Real recurrent VAD models whose plain PTQ misses the label-free gate (cosine ~0.89-0.95): the full ladder
     reaches mixed precision, which keeps a few nodes float (cut from the int8 model, ranked by their damage
-    alone in int8) and holds on the calibration split with the decision margin (cosine >= 0.995)."""
+    alone in int8), decided on the selection split (frames after the calibration ones). There it improves on
+    PTQ (akiki at these data sizes: cosine 0.941 -> 0.991), and when it meets the decision margin (cosine >=
+    0.995, akiki at the zoo's full sizes) it is by float nodes. Decided on their own calibration frames both met
+    and Silero then missed on evaluation: the selection split keeps the ladder honest."""
     config = zoo.prepare(zoo.BY_NAME[name], prepared / "full", zoo.DataSize(calibration=16, evaluation=8))
     assert main(["build", "-q", "--no-cache", "--config", str(config), "--target", TARGET,
                  "--output", str(tmp_path)]) in (0, 2)
@@ -67,7 +70,9 @@ def test_the_label_free_ladder_keeps_the_nodes_int8_ruins_float(name: str, prepa
     steps = {s.step: s for s in result.report.quantization.steps}
     assert steps["ptq"].status == "missed"
     mixed = steps["mixed"]
-    assert mixed.status == "met", mixed.note
-    kept = mixed.kept_layers["onnx"]
-    assert kept and all(k.precision == "float" for k in kept), kept
-    assert "alone in int8" in mixed.note and mixed.selection["onnx"].min_cosine >= 0.995
+    assert "alone in int8" in mixed.note and "selection split" in mixed.note, mixed.note
+    assert mixed.selection["onnx"].min_cosine > steps["ptq"].selection["onnx"].min_cosine, mixed.note
+    if mixed.status == "met":
+        kept = mixed.kept_layers["onnx"]
+        assert kept and all(k.precision == "float" for k in kept), kept
+        assert mixed.selection["onnx"].min_cosine >= 0.995
