@@ -24,6 +24,7 @@ import resource
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,12 +89,14 @@ class ModelRun:
 
     def reason(self) -> str:
         """Why it did not pass: the error line, else the failing targets' verdict reasons."""
-        if self.rc is None:
-            return "timed out"
         lines = self.stderr.splitlines()
+        if self.rc is None:  # the build logs its stages (-v): the last one says where the time went
+            logged = [line for line in lines if line.startswith("INFO ")]
+            return "timed out" + (f"; last logged: {logged[-1].removeprefix('INFO ')[:300]}" if logged else "")
         errors = [line.removeprefix("edgepipe: error: ") for line in lines if line.startswith("edgepipe: error:")]
         if self.traceback:  # the exception line of the last traceback says more than "internal error"
-            raised = [line for line in lines if line and not line.startswith((" ", "edgepipe:", "Traceback"))]
+            logs = (" ", "edgepipe:", "Traceback", "INFO ", "WARNING ")
+            raised = [line for line in lines if line and not line.startswith(logs)]
             errors = raised[-1:] + errors
         if errors:
             return " — ".join(errors)
@@ -111,7 +114,7 @@ def scope_of(size: zoo.DataSize) -> str:
 def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_cache: bool,
           timeout: float) -> ModelRun:
     """``edgepipe build`` of one prepared model in its own process."""
-    args = [sys.executable, "-c", "from edgepipe.cli.app import entry_point; entry_point()", "build", "-q",
+    args = [sys.executable, "-c", "from edgepipe.cli.app import entry_point; entry_point()", "-v", "build", "-q",
             "--config", str(config), "--output", str(out)]
     args += [a for t in targets for a in ("--target", t)]
     if no_cache:
@@ -123,7 +126,8 @@ def build(model: zoo.ZooModel, config: Path, out: Path, targets: list[str], no_c
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
         rc, stderr = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired as exc:
-        rc, stderr = None, (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        partial = exc.stderr or b""  # what the build had written when it was stopped
+        rc, stderr = None, partial.decode(errors="replace") if isinstance(partial, bytes) else str(partial)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -203,7 +207,8 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
             + ("" if len(commits) <= 1 else f" (runs combined from commits {', '.join(commits)}: see each model's "
                "row; `+`: with uncommitted changes)") + (f"; builds ran on {commits[0]}" if len(commits) == 1 else ""),
             f"- scope: {scope}; calibration/evaluation samples and ladder per model: {data}; one build per model, "
-            f"{'no cache' if args.no_cache else 'build cache on'}, timeout {args.timeout:.0f} s per build",
+            f"{getattr(args, 'jobs', 1)} at a time, {'no cache' if args.no_cache else 'build cache on'}, "
+            f"timeout {args.timeout:.0f} s per build",
             f"- command: `python benchmarks/realzoo.py {_command()}`",
             f"- models covered: {len(runs)} of the {len(planned)} planned"
             + ("" if len(runs) >= len(planned) else " — not run (time ran out on the shared machine): "
@@ -287,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600.0, help="per build (s)")
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "realzoo", help="models, data and builds")
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write the document")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="builds at a time (each in its own worker process; wall times then share the cores)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in WORK/runs.jsonl")
     parser.add_argument("--render-only", action="store_true", help="write the document from WORK/runs.jsonl")
     parser.add_argument("--redo", nargs="+", default=[], choices=sorted(zoo.BY_NAME),
@@ -299,18 +306,29 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.resume or args.render_only):
         (args.work / RUNS).unlink(missing_ok=True)
     runs = [r for r in load_runs(args.work, targets) if r.name in planned and r.name not in args.redo]
-    for name in [] if args.render_only else [n for n in planned if n not in {r.name for r in runs}]:
-        model = zoo.BY_NAME[name]
-        config = zoo.prepare(model, args.work / "models", zoo.SMALL if args.small else zoo.DataSize())
-        run = build(model, config, args.work / "out" / name, targets, args.no_cache, args.timeout)
-        run.scope = scope_of(zoo.SMALL if args.small else zoo.DataSize())
-        print(f"{name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — {_verdicts(run)}",
-              flush=True)
-        save_run(run, args.work)
-        runs.append(run)
-        args.doc.write_text(render(runs, targets, all_targets, args, planned), encoding="utf-8")  # partial results
+    todo = [] if args.render_only else [n for n in planned if n not in {r.name for r in runs}]
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # one build per worker process at a time
+        futures = [pool.submit(prepare_and_build, name, args.work, targets, args.no_cache, args.timeout, args.small)
+                   for name in todo]
+        for future in as_completed(futures):
+            run = future.result()
+            print(f"{run.name}: exit {run.rc} in {run.seconds:.0f} s ({run.cpu_seconds:.0f} CPU s) — "
+                  f"{_verdicts(run)}", flush=True)
+            save_run(run, args.work)
+            runs.append(run)
+            runs.sort(key=lambda r: planned.index(r.name))
+            args.doc.write_text(render(runs, targets, all_targets, args, planned), encoding="utf-8")  # partial
     args.doc.write_text(render(runs, targets, all_targets, args, planned), encoding="utf-8")
     return 0
+
+
+def prepare_and_build(name: str, work: Path, targets: list[str], no_cache: bool, timeout: float,
+                      small: bool) -> ModelRun:
+    """Prepare zoo model ``name`` and build it (run in a worker process: its CPU time is its own children's)."""
+    model, size = zoo.BY_NAME[name], zoo.SMALL if small else zoo.DataSize()
+    run = build(model, zoo.prepare(model, work / "models", size), work / "out" / name, targets, no_cache, timeout)
+    run.scope = scope_of(size)
+    return run
 
 
 if __name__ == "__main__":

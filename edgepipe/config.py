@@ -140,6 +140,11 @@ class QuantizationConfig(_Strict):
     mixed_budget: float = Field(0.25, gt=0.0, le=1.0, description="Largest share of layers mixed precision keeps.")
     qat_epochs: int = Field(3, ge=1, le=1000, description="QAT fine-tuning epochs.")
     qat_learning_rate: float = Field(1e-4, gt=0.0, le=1.0, description="QAT Adam learning rate.")
+    qat_budget_s: float = Field(
+        900.0, gt=0.0, le=86400.0,
+        description="Modelled seconds QAT of an ONNX/TFLite input may train (a cost model of one step, not a "
+                    "clock: the same model gets the same steps on any host); fewer steps when they do not fit, "
+                    "skipped when one pass over the samples does not.")
     sensitivity: Literal["auto", "always"] = Field(
         "auto", description="Per-layer sensitivity: 'auto' only when the ladder needs it (mixed precision, or "
                             "no step met the threshold); 'always' also when plain PTQ already met it.")

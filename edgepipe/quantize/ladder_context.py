@@ -44,6 +44,7 @@ class LadderSettings:
     mixed_budget: float = 0.25
     qat_epochs: int = 3
     qat_learning_rate: float = 1e-4
+    qat_budget_s: float = 900.0
     sensitivity_samples: int = 64
     #: Per-layer sensitivity: "auto" only when the ladder misses its threshold, "always" on request.
     sensitivity: str = "auto"

@@ -21,7 +21,8 @@ unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +72,8 @@ class OnnxQatResult:
     losses: list[float] = field(default_factory=list)
 
 
-def _subset(data: Dataset, count: int) -> Dataset:
+def subset(data: Dataset, count: int) -> Dataset:
+    """The first ``count`` samples of ``data`` (inputs given whole stay whole)."""
     whole = data.whole or (False,) * len(data.inputs)
     inputs = tuple(a if full else a[:count] for a, full in zip(data.inputs, whole))
     return Dataset(data.path, inputs, None, data.sha256, data.whole)
@@ -89,7 +91,7 @@ def _loss(predictions: Sequence[object], targets: Sequence[object]) -> object:
     return total
 
 
-def _fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: list[str]) -> list[float]:
+def fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: list[str]) -> list[float]:
     """Adam on the layers' weights, one calibration sample per step; the loss of each step."""
     import torch  # heavy optional dependency
 
@@ -127,12 +129,19 @@ def run_onnx_qat(request: OnnxQatRequest, folder: Path) -> OnnxQatResult:
     torch / onnx2torch are not installed.
     """
     require_torch()
+    with train_threads():
+        return _run(request, folder)
+
+
+@contextmanager
+def train_threads() -> Iterator[None]:
+    """torch's intra-op threads at :data:`TRAIN_THREADS` while training, restored after."""
     import torch  # heavy optional dependency
 
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
-        return _run(request, folder)
+        yield
     finally:
         torch.set_num_threads(threads)
 
@@ -141,12 +150,12 @@ def _run(request: OnnxQatRequest, folder: Path) -> OnnxQatResult:
     import torch  # heavy optional dependency
 
     torch.manual_seed(request.seed)
-    data = _subset(request.calibration, request.samples)
+    data = subset(request.calibration, request.samples)
     trainable = convert_onnx(request.float_onnx, data)
     names = sorted(trainable.sources)
     quantizers = insert_fake_quant(trainable.module, request.recipe.per_channel)
     calibrate_ranges(trainable.module, quantizers, list(data.samples()))
-    losses = _fine_tune(trainable.module, request, data, names)
+    losses = fine_tune(trainable.module, request, data, names)
     window = max(1, min(len(losses) // 4, len(data)))
     first, last = float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
     log.info("ONNX QAT: %d steps, loss %.4g -> %.4g", request.steps, first, last)

@@ -20,9 +20,11 @@ from edgepipe.artifacts import Artifact
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.onnx_to_torch import ConversionFailed
+from edgepipe.quantize.qat_cost import qat_plan
 from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
+from edgepipe.support.onnx_reader import read_onnx
 
 #: Calibration samples ONNX QAT trains on (the first ones): a few hundred steps on these stay minutes on a CPU.
 ONNX_QAT_SAMPLES = 32
@@ -76,9 +78,14 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     settings, folder = context.settings, context.folder("qat")
     recipe = _qat_recipe(context)
     samples = min(ONNX_QAT_SAMPLES, len(context.calibration))
+    graph = read_onnx(context.floats["onnx"]).nodes
+    plan = qat_plan(settings.qat_epochs * samples, samples, len(graph), sum(n.macs for n in graph),
+                    settings.qat_budget_s)
+    if plan.skipped:
+        outcome.note = f"not trained: {plan.explain()}"
+        return StepResult(outcome)
     request = OnnxQatRequest(float_onnx=context.floats["onnx"], calibration=context.calibration, recipe=recipe,
-                             samples=samples, steps=settings.qat_epochs * samples,
-                             learning_rate=settings.qat_learning_rate)
+                             samples=samples, steps=plan.steps, learning_rate=settings.qat_learning_rate)
     try:
         result = run_onnx_qat(request, folder)
     except ConversionFailed as failure:
@@ -92,5 +99,5 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
                     f"for {result.steps} Adam steps (lr {settings.qat_learning_rate:g}) on {result.samples} "
                     f"calibration samples, distilled from the original float ONNX's outputs (1/SQNR loss "
                     f"{result.first_loss:.4g} -> {result.last_loss:.4g}); weights written back into the user's "
-                    f"graph, then ORT PTQ {recipe.label}")
+                    f"graph, then ORT PTQ {recipe.label}" + (f" ({plan.explain()})" if plan.shortened else ""))
     return StepResult(outcome, {"onnx": Artifact(path, "onnx", "int8")})

@@ -63,6 +63,25 @@ def test_a_graph_whose_converter_needs_torchvision_is_a_reported_failure(tmp_pat
     assert "torchvision" not in sys.modules or hasattr(sys.modules["torchvision"], "__file__"), "placeholder gone"
 
 
+def test_onnx_qat_over_its_modelled_budget_is_skipped_with_the_key_that_allows_it(tmp_path: Path) -> None:
+    from edgepipe.load import load_model
+
+    path = _tiny(tmp_path, helper.make_node("Relu", ["c"], ["y"]), [])
+    model = onnx.load(str(path))
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8]))
+    onnx.save(model, str(path))
+    data = _dataset(path, [np.random.default_rng(1).normal(size=(4, 3, 8, 8)).astype(np.float32)])
+    settings = LadderSettings(steps=("ptq", "qat"), qat_epochs=3, qat_budget_s=1e-6)
+    context = LadderContext(model=load_model(path), graph=None, floats={"onnx": path}, calibration=data,
+                            selection=None, evaluation=None, train=None, threshold=1.0, settings=settings,
+                            work=tmp_path / "ladder")
+    qat = torch_qat_step(context)
+    assert qat.outcome.status == "skipped" and not qat.artifacts
+    assert "one pass over 4 calibration samples" in qat.outcome.note
+    assert "quantization.qat_budget_s" in qat.outcome.note
+    assert not (tmp_path / "ladder" / "qat" / "model_qat_float.onnx").exists()
+
+
 @pytest.mark.realzoo
 def test_onnx_qat_distils_a_real_recognizer_and_writes_back_the_users_graph(tmp_path: Path) -> None:
     from edgepipe.config import load_config
