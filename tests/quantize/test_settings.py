@@ -37,6 +37,14 @@ def test_settings_follow_config_and_target_profile() -> None:
     assert settings.precisions == ("int8", "float") and settings.mixed_budget == 0.5
 
 
+def test_the_qat_budget_reaches_the_ladder_and_must_be_positive() -> None:
+    config = BuildConfig.model_validate({"quantization": {"qat_budget_s": 120}})
+    assert ladder_settings(config, (load_profile("host-cpu"),)).qat_budget_s == 120.0
+    assert ladder_settings(BuildConfig(), ()).qat_budget_s == 900.0
+    with pytest.raises(ValueError, match="qat_budget_s"):
+        BuildConfig.model_validate({"quantization": {"qat_budget_s": 0}})
+
+
 def test_profile_without_int16_or_per_channel_narrows_the_ladder() -> None:
     class _Quant:
         activations = ["int8"]
