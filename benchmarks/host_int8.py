@@ -91,6 +91,14 @@ def build(model: Path, out: Path) -> tuple[dict, int]:
     return json.loads(reports[0].read_text()), rss
 
 
+def read_build(out: Path) -> tuple[dict, None]:
+    """host-cpu report.json of a build made elsewhere (peak RSS unknown)."""
+    reports = list(out.glob("*/host-cpu/report.json"))
+    if not reports:
+        raise RuntimeError(f"no host-cpu report under {out}")
+    return json.loads(reports[0].read_text()), None
+
+
 def rows(name: str, report: dict) -> list[str]:
     """One Markdown row per int8 form of ``report`` (fp32 base, form, ratio, cosine, deployed, why)."""
     latency = report["latency"]
@@ -104,7 +112,8 @@ def rows(name: str, report: dict) -> list[str]:
                             for c in (form.get("output_cosine"), form.get("reference_cosine")))
         mark = "**deployed**" if form["artifact"] == deployed else ""
         why = "; ".join(form.get("slow_ops", [])[:3])
-        out.append(f"| {name} | {form['artifact']} {mark} | {base} {latency[base]['median_ms']:.3g} | "
+        fp32 = f"{base} {latency[base]['median_ms']:.3g}" if base in latency else "– (no fp32 artifact)"
+        out.append(f"| {name} | {form['artifact']} {mark} | {fp32} | "
                    f"{form['p50_ms']:.3g} | {'–' if ratio is None else f'{ratio:.2f}'} | "
                    f"{cosine} | {form.get('threads')} | {why} |")
     return out
@@ -120,7 +129,10 @@ def verdict(name: str, report: dict) -> str:
         closest = "" if best is None else (f"; the closest, `{best['artifact']}`, has cosine "
                                            f"{best.get('output_cosine')} at {best.get('ratio_to_fp32') or 0:.2f}× fp32")
         return f"- {name}: no faithful int8 form (cosine ≥ 0.99) to deploy{closest}."
-    ok = chosen["ratio_to_fp32"] is not None and chosen["ratio_to_fp32"] <= TARGET_RATIO
+    if chosen.get("ratio_to_fp32") is None:  # shipped already int8: nothing float to compare with
+        return (f"- {name}: `{chosen['artifact']}` has no fp32 artifact to compare with (the model came int8); "
+                f"p50 {chosen['p50_ms']:.3g} ms")
+    ok = chosen["ratio_to_fp32"] <= TARGET_RATIO
     state = "meets" if ok else "misses"
     why = "" if ok else f" — where the time goes: {'; '.join(chosen.get('slow_ops', [])[:4])}"
     return (f"- {name}: `{chosen['artifact']}` {chosen['ratio_to_fp32']:.2f}× fp32, cosine "
@@ -175,20 +187,24 @@ def machine() -> str:
 
 
 STEPS: list[str] | None = None
+#: Where the reports came from when they were not built here (``--from-builds``): said in the section's header.
+FROM_BUILDS: str | None = None
 
 
-def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int, int]],
+def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int | None, int]],
            session: tuple[str, dict[str, int]] | None, fused: list[str] | None = None) -> str:
     """The doc section from what has been measured so far."""
     ladder = f"ladder steps {', '.join(STEPS)}" if STEPS else "the model's own ladder settings"
+    source = FROM_BUILDS or f"one `edgepipe build -t host-cpu --no-cache` ({ladder})"
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}, "
-             f"**shared with other jobs**. Each model: one `edgepipe build -t host-cpu --no-cache` ({ladder}); "
+             f"**shared with other jobs**. Each model: {source}; "
              "all figures of a row come from that build's one interleaved measurement session (10 to 50 timed runs per "
              "artifact within a 10 s budget, p50), so fp32 and int8 saw the same load.", "", *table, "",
              f"Deployment artifact vs. the aim (p50 ≤ {TARGET_RATIO}× fp32 at the same threads, cosine ≥ 0.99):", "",
              *verdicts, "", "Memory (peak RSS of the largest process, MiB):", "",
              "| model | build | largest artifact (MiB) |", "|---|---|---|",
-             *[f"| {m} | {rss / 2**20:.0f} | {size / 2**20:.1f} |" for m, rss, size in memory]]
+             *[f"| {m} | {'–' if rss is None else f'{rss / 2**20:.0f}'} | {size / 2**20:.1f} |"
+               for m, rss, size in memory]]
     if fused:
         lines += ["", "Does ONNX Runtime fuse the QDQ models? Op counts of its optimised graph (this host's default "
                   "session options), the build's `model_int8.onnx` (int8 activations × int8 weights) / host-cpu's "
@@ -219,7 +235,13 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
     parser.add_argument("--steps", help="only these ladder steps, comma-separated (e.g. ptq,calibration)")
     parser.add_argument("--timeout", type=float, help="seconds one build may take (then it is reported as such)")
+    parser.add_argument("--from-builds", type=Path, help="read DIR/<model>/*/host-cpu/report.json (e.g. the out/ "
+                        "folder of benchmarks/realzoo.py) instead of building; the build's peak RSS is then not known")
     args = parser.parse_args()
+    global FROM_BUILDS  # noqa: PLW0603 - read by render()
+    if args.from_builds:
+        FROM_BUILDS = (f"the host-cpu report of an existing build, read from {args.from_builds} (its timing loop "
+                       "ran inside that build, whatever else the build's machine was doing)")
     global TIMEOUT_S
     TIMEOUT_S = args.timeout
     steps = args.steps.split(",") if args.steps else None
@@ -230,14 +252,17 @@ def main() -> None:
              "threads | top of the op profile |", "|---|---|---|---|---|---|---|---|"]
     verdicts: list[str] = []
     fused: list[str] = []
-    memory: list[tuple[str, int, int]] = []
+    memory: list[tuple[str, int | None, int]] = []
     largest: tuple[str, int] | None = None
     session: tuple[str, dict[str, int]] | None = None
     with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
         for model in args.models:
             out = Path(name) / model.name
             try:
-                report, rss = build(with_steps(model, steps, Path(name)), out)
+                report, rss = read_build(args.from_builds / model.name) if args.from_builds else \
+                    build(with_steps(model, steps, Path(name)), out)
+                if args.from_builds:
+                    out = args.from_builds / model.name
             except RuntimeError as exc:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
                 if args.write:
