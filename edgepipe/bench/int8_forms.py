@@ -23,6 +23,9 @@ from edgepipe.perf.report import Int8Form
 from edgepipe.runtimes import open_runner
 
 log = logging.getLogger(__name__)
+#: Artifact precisions that are int8 forms: all-int8, and the ladder's mixed precision (int8 with a few layers
+#: kept higher), which is what most real models deploy; leaving it out left them without a host form.
+QUANTIZED = ("int8", "mixed")
 #: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
 PROFILE_RUNS = 5
 
@@ -73,7 +76,7 @@ def forms_table(paths: dict[str, Path], measured: HostMeasurement, feed: list[np
     precision = precision or {k: precision_of(p) for k, p in paths.items()}
     forms = []
     for key, timing in measured.latency.items():
-        if precision.get(key) != "int8" or key not in paths:
+        if precision.get(key) not in QUANTIZED or key not in paths:
             continue
         base_key = _fp32_key(key, timing.runtime, measured.latency, precision)
         base = measured.latency[base_key].median_ms if base_key else None

@@ -94,6 +94,25 @@ def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_bu
     assert all(f.slow_ops and f.slow_ops[0].endswith("% of node time") for f in forms)
 
 
+def test_a_mixed_precision_artifact_is_an_int8_form_of_the_host(reference_build):
+    """The ladder's mixed-precision result (what most real models end with) is timed, compared and deployable."""
+    from edgepipe.bench.host_forms import HostMeasurement
+    from edgepipe.bench.int8_forms import forms_table
+    from edgepipe.latency import LatencyResult
+
+    _, folder = reference_build
+    names = ["model.onnx", "model_int8.onnx", "model_int8_qdq_u8.onnx"]
+    paths = {name: folder / name for name in names}
+    times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}
+    latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
+                                threads=1, session="s") for k, v in times.items()}
+    cosine = {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.999}
+    precision = {"model.onnx": "fp32", "model_int8.onnx": "mixed", "model_int8_qdq_u8.onnx": "mixed"}
+    forms, deployed = forms_table(paths, HostMeasurement(latency=latency, cosine=cosine, threads=1), None, precision)
+    assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qdq_u8.onnx": 0.5}
+    assert deployed == "model_int8_qdq_u8.onnx"
+
+
 @pytest.mark.slow
 def test_onnx_build_for_two_targets_runs_onnx2tf_once(reference_build, reference_data, tmp_path):
     """Float and full-integer TFLite come from one onnx2tf run, shared by every target of the build."""
