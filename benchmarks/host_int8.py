@@ -218,14 +218,18 @@ def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int | 
     return "\n".join(lines)
 
 
-def write(text: str) -> None:
-    """``text`` between this script's markers in docs/PERFORMANCE.md."""
+def write(text: str, section: str = "") -> None:
+    """``text`` between this script's markers in docs/PERFORMANCE.md (``section``: a second, named table, e.g.
+    the models held out of the zoo, with its own markers so one run never overwrites the other's)."""
+    begin, end = (BEGIN, END) if not section else (f"<!-- host_int8.py:{section}:begin -->",
+                                                   f"<!-- host_int8.py:{section}:end -->")
     doc = DOC.read_text(encoding="utf-8")
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in doc:
-        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc:
+        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
     else:
-        doc += f"\n## Host int8 vs fp32 on real models (`benchmarks/host_int8.py`)\n\n{block}\n"
+        title = "Host int8 vs fp32 on real models" + (f" ({section})" if section else "")
+        doc += f"\n## {title} (`benchmarks/host_int8.py`)\n\n{block}\n"
     DOC.write_text(doc, encoding="utf-8")
 
 
@@ -235,6 +239,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
     parser.add_argument("--steps", help="only these ladder steps, comma-separated (e.g. ptq,calibration)")
     parser.add_argument("--timeout", type=float, help="seconds one build may take (then it is reported as such)")
+    parser.add_argument("--section", default="", help="write a separate, named table (e.g. held-out)")
     parser.add_argument("--from-builds", type=Path, help="read DIR/<model>/*/host-cpu/report.json (e.g. the out/ "
                         "folder of benchmarks/realzoo.py) instead of building; the build's peak RSS is then not known")
     args = parser.parse_args()
@@ -266,7 +271,7 @@ def main() -> None:
             except RuntimeError as exc:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
                 if args.write:
-                    write(render(table, verdicts, memory, session, fused))
+                    write(render(table, verdicts, memory, session, fused), args.section)
                 continue
             table += rows(model.name, report)
             folder = next(out.glob("*/host-cpu"))
@@ -284,7 +289,7 @@ def main() -> None:
             text = render(table, verdicts, memory, session, fused)
             print(text, flush=True)
             if args.write:
-                write(text)
+                write(text, args.section)
 
 if __name__ == "__main__":
     main()
