@@ -57,6 +57,13 @@ def provenance(script: str, runs: str) -> str:
     return f"_Measured {stamp} by `benchmarks/{script}` on {machine()}; runs: {runs}._"
 
 
+def model_error_lines(errors: dict[str, list[float]], quantity: str, unit: str) -> list[str]:
+    """One line per model set ("fit", "held-out"): median and worst relative error of a cost model's
+    ``quantity`` (e.g. "try time") over its ``unit`` (e.g. "measurements")."""
+    return [f"- {kind} models: the modelled {quantity} is off by {100 * statistics.median(values):.0f}% (median), "
+            f"{100 * max(values):.0f}% (worst) over {len(values)} {unit}." for kind, values in errors.items() if values]
+
+
 def spread(values: Sequence[float], fmt: str = "{:.3g}") -> str:
     """``min / median / max`` of ``values``."""
     return " / ".join(fmt.format(v) for v in (min(values), statistics.median(values), max(values)))

@@ -262,12 +262,9 @@ def main() -> None:
     session: tuple[str, dict[str, int]] | None = None
     with tempfile.TemporaryDirectory(prefix="host-int8-") as name:
         for model in args.models:
-            out = Path(name) / model.name
+            out = (args.from_builds or Path(name)) / model.name
             try:
-                report, rss = read_build(args.from_builds / model.name) if args.from_builds else \
-                    build(with_steps(model, steps, Path(name)), out)
-                if args.from_builds:
-                    out = args.from_builds / model.name
+                report, rss = read_build(out) if args.from_builds else build(with_steps(model, steps, Path(name)), out)
             except RuntimeError as exc:
                 verdicts.append(f"- {model.name}: build failed ({exc}).")
                 if args.write:

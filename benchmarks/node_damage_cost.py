@@ -32,7 +32,7 @@ from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.support.onnx_reader import read_onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_sections import PERFORMANCE_MD, provenance, write_section  # noqa: E402
+from doc_sections import PERFORMANCE_MD, model_error_lines, provenance, write_section  # noqa: E402
 
 
 def _first(data: Dataset, count: int) -> Dataset:
@@ -120,11 +120,7 @@ def main() -> None:
                      f"| {row['macs'] / 1e9:.3f} | {row['s1']:.3f} / {modelled(row, 1):.3f} | "
                      f"{row['s8']:.3f} / {modelled(row, 8):.3f} | {plan[0]}, {plan[1]} | "
                      f"{plan[1] * modelled(row, plan[0]):.0f} |")
-    lines.append("")
-    for kind, values in errors.items():
-        if values:
-            lines.append(f"- {kind} models: the modelled try time is off by {100 * np.median(values):.0f}% "
-                         f"(median), {100 * max(values):.0f}% (worst) over {len(values)} measurements.")
+    lines += ["", *model_error_lines(errors, "try time", "measurements")]
     print("\n".join(lines))
     if args.write:
         write_section(PERFORMANCE_MD, "node_damage_cost.py", "\n".join(lines))

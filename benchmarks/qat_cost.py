@@ -34,7 +34,7 @@ from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.support.onnx_reader import read_onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_sections import PERFORMANCE_MD, provenance, write_section  # noqa: E402
+from doc_sections import PERFORMANCE_MD, model_error_lines, provenance, write_section  # noqa: E402
 
 
 def measure(folder: Path, steps: int, scratch: Path) -> dict[str, float]:
@@ -48,8 +48,8 @@ def measure(folder: Path, steps: int, scratch: Path) -> dict[str, float]:
     data = load_dataset(folder / config.data.calibration, model.signature, role="calibration",
                         preprocess=config.preprocess)
     data = subset(data, min(ONNX_QAT_SAMPLES, len(data)))
-    row: dict[str, float] = {"nodes": len(read_onnx(float_path).nodes),
-                             "macs": sum(n.macs for n in read_onnx(float_path).nodes)}
+    graph = read_onnx(float_path).nodes
+    row: dict[str, float] = {"nodes": len(graph), "macs": sum(n.macs for n in graph)}
     with train_threads():
         trainable = convert_onnx(float_path, data)
         names = sorted(trainable.sources)
@@ -91,8 +91,8 @@ def main() -> None:
         if folder in args.check:
             held.add(folder.name)
     fitted = fit({name: row for name, row in rows.items() if name not in held})
-    budget = QuantizationConfig().qat_budget_s
-    wanted = QuantizationConfig().qat_epochs * ONNX_QAT_SAMPLES
+    defaults = QuantizationConfig()
+    budget, wanted = defaults.qat_budget_s, defaults.qat_epochs * ONNX_QAT_SAMPLES
     lines = [provenance("qat_cost.py", f"{args.steps} steps per model after one warm-up step, one torch thread"),
              "",
              f"Constants (seconds per node, per MAC of a step): fitted here {fitted[0]:.2e}, {fitted[1]:.2e}; in "
@@ -109,11 +109,7 @@ def main() -> None:
         allowed = "none (skipped)" if plan.skipped else f"{plan.steps} of {wanted}"
         lines.append(f"| {name} | {kind} | {int(row['nodes'])} | {row['macs'] / 1e9:.3f} | "
                      f"{row['step_s']:.3f} / {modelled:.3f} | {allowed} |")
-    lines.append("")
-    for kind, values in errors.items():
-        if values:
-            lines.append(f"- {kind} models: the modelled step time is off by {100 * np.median(values):.0f}% "
-                         f"(median), {100 * max(values):.0f}% (worst) over {len(values)} models.")
+    lines += ["", *model_error_lines(errors, "step time", "models")]
     print("\n".join(lines))
     if args.write:
         write_section(PERFORMANCE_MD, "qat_cost.py", "\n".join(lines))

@@ -207,7 +207,7 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
             + ("" if len(commits) <= 1 else f" (runs combined from commits {', '.join(commits)}: see each model's "
                "row; `+`: with uncommitted changes)") + (f"; builds ran on {commits[0]}" if len(commits) == 1 else ""),
             f"- scope: {scope}; calibration/evaluation samples and ladder per model: {data}; one build per model, "
-            f"{getattr(args, 'jobs', 1)} at a time, {'no cache' if args.no_cache else 'build cache on'}, "
+            f"{args.jobs} at a time, {'no cache' if args.no_cache else 'build cache on'}, "
             f"timeout {args.timeout:.0f} s per build",
             f"- command: `python benchmarks/realzoo.py {_command()}`",
             f"- models covered: {len(runs)} of the {len(planned)} planned"

@@ -1,11 +1,12 @@
 """How long ONNX QAT may train, from a cost model of one distillation step, never from a clock.
 
 ONNX QAT (:mod:`edgepipe.quantize.qat_onnx`) runs the onnx2torch form of the graph forward and
-backward under fake quantization, one calibration sample per step. On a 800x608 layout detector one
-step takes seconds on a 2-core host, and the default three passes over 32 samples did not finish in
-a 40-minute build. The number of steps is therefore cut to what fits a budget of *modelled*
-seconds (so a verdict does not depend on machine load); when not even one pass over the samples
-fits, QAT is skipped with the modelled time and the key that allows it.
+backward under fake quantization, one calibration sample per step, and its cost grows with the model:
+one step of the 800x608 layout detector takes about 1.8 s on a 2-core host, ten times a text
+recognizer's (benchmarks/qat_cost.py). So that a large model cannot make a build open-ended, the
+number of steps is cut to what fits a budget of *modelled* seconds (so a verdict does not depend on
+machine load); when not even one pass over the samples fits, QAT is skipped with the modelled time
+and the key that allows it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from edgepipe.config import PROJECT_ROOT
 BENCHMARKS = PROJECT_ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
-from doc_sections import read_section, write_section  # noqa: E402
+from doc_sections import model_error_lines, read_section, write_section  # noqa: E402
 from nets import make_held_out_nets, make_nets  # noqa: E402
 
 SECTION = re.compile(r"<!-- BEGIN (\S+): written by benchmarks/(\S+), do not edit by hand -->\n(.*?)\n"
@@ -56,3 +56,8 @@ def test_benchmark_models_split_into_disjoint_tuning_and_held_out_sets(tmp_path:
     made = {p.stem for p in make_held_out_nets(tmp_path / "held")}
     assert set(sets["held_out"]["generated"]) <= made
     assert not made & {p.stem for p in make_nets(tmp_path / "tuning")}
+
+
+def test_cost_model_errors_are_summed_up_per_model_set_and_an_empty_set_is_left_out() -> None:
+    lines = model_error_lines({"fit": [0.1, 0.3, 0.2], "held-out": []}, "step time", "models")
+    assert lines == ["- fit models: the modelled step time is off by 20% (median), 30% (worst) over 3 models."]

@@ -75,20 +75,24 @@ def test_artifacts_and_int8_forms_tables_come_from_one_session(reference_build):
     assert report["quantization"]["sensitivity"] == []  # PTQ met the threshold: no per-layer pass
 
 
-def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_build):
-    """The table reads only the session it is given; a fast form below cosine 0.99 is never deployed."""
+def _session(folder, cosine):
+    """A measurement session of the reference build's ONNX artifacts: fp32 2.0 ms, QDQ 1.5 ms, uint8 QDQ 1.0 ms."""
     from edgepipe.bench.host_forms import HostMeasurement
-    from edgepipe.bench.int8_forms import forms_table
     from edgepipe.latency import LatencyResult
 
-    _, folder = reference_build
-    names = ["model.onnx", "model_int8.onnx", "model_int8_qdq_u8.onnx"]
-    paths = {name: folder / name for name in names}
     times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}
     latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
                                 threads=1, session="s") for k, v in times.items()}
-    cosine = {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.95}
-    forms, deployed = forms_table(paths, HostMeasurement(latency=latency, cosine=cosine, threads=1))
+    return {name: folder / name for name in times}, HostMeasurement(latency=latency, cosine=cosine, threads=1)
+
+
+def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_build):
+    """The table reads only the session it is given; a fast form below cosine 0.99 is never deployed."""
+    from edgepipe.bench.int8_forms import forms_table
+
+    _, folder = reference_build
+    paths, measured = _session(folder, {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.95})
+    forms, deployed = forms_table(paths, measured)
     assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qdq_u8.onnx": 0.5}
     assert deployed == "model_int8.onnx"
     assert all(f.slow_ops and f.slow_ops[0].endswith("% of node time") for f in forms)
@@ -96,19 +100,12 @@ def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_bu
 
 def test_a_mixed_precision_artifact_is_an_int8_form_of_the_host(reference_build):
     """The ladder's mixed-precision result (what most real models end with) is timed, compared and deployable."""
-    from edgepipe.bench.host_forms import HostMeasurement
     from edgepipe.bench.int8_forms import forms_table
-    from edgepipe.latency import LatencyResult
 
     _, folder = reference_build
-    names = ["model.onnx", "model_int8.onnx", "model_int8_qdq_u8.onnx"]
-    paths = {name: folder / name for name in names}
-    times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}
-    latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
-                                threads=1, session="s") for k, v in times.items()}
-    cosine = {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.999}
+    paths, measured = _session(folder, {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.999})
     precision = {"model.onnx": "fp32", "model_int8.onnx": "mixed", "model_int8_qdq_u8.onnx": "mixed"}
-    forms, deployed = forms_table(paths, HostMeasurement(latency=latency, cosine=cosine, threads=1), None, precision)
+    forms, deployed = forms_table(paths, measured, None, precision)
     assert {f.artifact: f.ratio_to_fp32 for f in forms} == {"model_int8.onnx": 0.75, "model_int8_qdq_u8.onnx": 0.5}
     assert deployed == "model_int8_qdq_u8.onnx"
 
