@@ -114,6 +114,8 @@ def check_data_total(nbytes: int, path: Path) -> None:
 class _Deadline(BaseException):
     """Raised by the alarm; a BaseException so no ``except Exception`` inside a stage can swallow it."""
 
+    signum = int(signal.SIGALRM)  # lost in a finalizer, it is raised again (edgepipe.interrupts)
+
     def __init__(self, stage: str):
         super().__init__(stage)
         self.stage = stage

@@ -39,6 +39,7 @@ from edgepipe.cli import (
 )
 from edgepipe.cli.options import EPILOG
 from edgepipe.errors import EdgepipeError, ExitCode, UserError
+from edgepipe.interrupts import raise_interrupted, redeliver_lost_signals
 
 __all__ = ["EPILOG", "app", "entry_point", "main"]
 
@@ -86,17 +87,14 @@ def _error(message: str) -> None:
     typer.echo(f"edgepipe: error: {message}", err=True)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code instead of raising.
 
     SIGTERM (a cancelled CI job) is handled like Ctrl-C: staged outputs are removed, exit 130.
     """
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
+    redeliver_lost_signals()
+    previous = signal.signal(signal.SIGTERM, raise_interrupted) if main_thread else None
     try:
         return _main(argv)
     finally:

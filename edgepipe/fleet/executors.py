@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from edgepipe.fleet.cells import unfinished_cells
 from edgepipe.fleet.job import FleetJob, JobOutcome
+from edgepipe.interrupts import raise_interrupted, redeliver_lost_signals
 from edgepipe.output import signals_deferred
 
 Work = Callable[[FleetJob], JobOutcome]
@@ -55,13 +56,14 @@ def quiet_worker_logs(level: int) -> None:
 def _stop_worker(signum: int, frame: object) -> None:
     """SIGTERM in a pool worker: unwind the running build (KeyboardInterrupt), or exit at once when idle."""
     if _busy:
-        raise KeyboardInterrupt
+        raise_interrupted(signum, frame)
     os._exit(STOPPED)
 
 
 def init_pool_worker(level: int) -> None:
     """A pool worker's set-up: quiet logs; Ctrl-C is the coordinator's to handle, SIGTERM stops this worker."""
     quiet_worker_logs(level)
+    redeliver_lost_signals()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
 
