@@ -1,15 +1,17 @@
 """QAT of real third-party ONNX models by distillation (ladder step d): PTQ vs QAT on the evaluation split.
 
 For each zoo folder (``<zoo>/<name>/edgepipe.toml`` with ``data.calibration`` and
-``data.evaluation`` image folders, prepared by ``python -m tests.thirdparty.zoo prepare``), the
-ladder runs steps (a) PTQ and (d) QAT label-free on the ONNX artifact: decisions (and QAT's training
-data) read only the calibration images; the **evaluation images only judge**: per image, the lowest
-output cosine and SQNR of the int8 model against the original float model, for PTQ and for QAT.
-The gain is the mean over evaluation images of (QAT − PTQ), with a 95% paired percentile bootstrap
-interval (resampling the images; :data:`edgepipe.metrics.paired.RESAMPLES`, fixed seed).
+``data.evaluation`` folders, prepared by ``python -m tests.thirdparty.zoo prepare``; ONNX models,
+and float TFLite ones through the ONNX form tf2onnx makes of them, as a build does), the ladder
+runs steps (a) PTQ, (b) the calibration search and (d) QAT label-free on the ONNX artifact:
+decisions (and QAT's training data) read only the calibration samples; the **evaluation samples
+only judge**: per sample, the lowest output cosine and SQNR of the int8 model against the original
+float model, for the best PTQ (step b's artifact: QAT starts from its recipe) and for QAT. The gain
+is the mean over evaluation samples of (QAT − PTQ), with a 95% paired percentile bootstrap interval
+(resampling the samples; :data:`edgepipe.metrics.paired.RESAMPLES`, fixed seed).
 
-    PYTHONPATH=$PWD python benchmarks/qat_zoo.py /work/zoo/ppocr_v4_det /work/zoo/picodet_layout \
-        --epochs 8 --write docs/PYTORCH.md
+    PYTHONPATH=$PWD python benchmarks/qat_zoo.py /work/zoo/ppocr_v4_rec /work/zoo/hand_landmark \
+        --write docs/PYTORCH.md
 """
 
 from __future__ import annotations
@@ -68,15 +70,29 @@ def _datasets(folder: Path, config: object, model: object) -> tuple[Dataset, Dat
     return calibration, Dataset(evaluation.path, evaluation.inputs, None, evaluation.sha256, evaluation.whole)
 
 
-def run_model(folder: Path, epochs: int, rate: float, scratch: Path) -> dict[str, object]:
-    """The ladder (PTQ, QAT) on one zoo model, judged on its evaluation images."""
+#: The ladder steps run; QAT is compared with the last PTQ step's artifact (its recipe is QAT's).
+STEPS = ("ptq", "calibration", "qat")
+
+
+def _float_onnx(folder: Path, config: object, model: object, calibration: Dataset, out: Path) -> Path:
+    """The float ONNX the ladder quantizes: the model itself, or tf2onnx's form of a float TFLite."""
+    if model.format == "tflite":  # type: ignore[attr-defined]
+        from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
+
+        return convert_tflite_to_onnx(folder / config.model, out, list(calibration.samples(4)))  # type: ignore[attr-defined]
+    onnx.save(model.handle, str(out))  # type: ignore[attr-defined]
+    return out
+
+
+def run_model(folder: Path, epochs: int | None, rate: float | None, scratch: Path) -> dict[str, object]:
+    """The ladder (PTQ, calibration, QAT) on one zoo model, judged on its evaluation samples."""
     config = load_config(folder / "edgepipe.toml")
-    config = config.model_copy(update={"quantization": config.quantization.model_copy(update={
-        "steps": ["ptq", "qat"], "qat_epochs": epochs, "qat_learning_rate": rate})})
+    update: dict[str, object] = {"steps": list(STEPS)}
+    update.update({k: v for k, v in (("qat_epochs", epochs), ("qat_learning_rate", rate)) if v is not None})
+    config = config.model_copy(update={"quantization": config.quantization.model_copy(update=update)})
     model = load_model(folder / config.model, input_shapes=config.input_shapes)
-    float_path = scratch / "model.onnx"
-    onnx.save(model.handle, str(float_path))
     calibration, evaluation = _datasets(folder, config, model)
+    float_path = _float_onnx(folder, config, model, calibration, scratch / "model.onnx")
     work = scratch / "ladder"
     work.mkdir()
     settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, ladder_settings(config), work)
@@ -91,42 +107,94 @@ def run_model(folder: Path, epochs: int, rate: float, scratch: Path) -> dict[str
     steps = {s.step: s for s in report.steps}
     reference = run_outputs(float_path, evaluation).arrays
     row: dict[str, object] = {"name": folder.name, "calibration": len(calibration), "evaluation": len(evaluation),
-                              "seconds": seconds, "steps": steps, "final": report.final_step, "met": report.met}
-    for step in ("ptq", "qat"):
+                              "seconds": seconds, "steps": steps, "final": report.final_step, "met": report.met,
+                              "format": model.format, "epochs": settings.qat_epochs,
+                              "rate": settings.qat_learning_rate}
+    if "onnx" in context.best_recipe:
+        row["simulation"] = simulation_error(float_path, calibration, context.best_recipe["onnx"], work)
+    for step, key in (("calibration", "ptq"), ("qat", "qat")):
         path = work / step / "model_int8.onnx"
         if step in steps and steps[step].status != "skipped" and path.is_file():
-            row[step] = per_sample(reference, run_outputs(path, evaluation).arrays)
+            row[key] = per_sample(reference, run_outputs(path, evaluation).arrays)
+            row[f"{key}_recipe"] = steps[step].recipe.get("onnx", "–")
     return row
+
+
+def simulation_error(float_path: Path, calibration: Dataset, recipe: object, scratch: Path,
+                     samples: int = 4) -> tuple[float, float]:
+    """How far QAT's fake-quantized model is from the real int8 one, as a share of int8's distance to float.
+
+    ``(as ORT's QDQ model quantizes the graph it quantizes, min/max ranges on every activation)``: the worst output's
+    ``|sim − int8| / |int8 − float|`` over the first ``samples`` calibration samples. 0 is the int8 model
+    itself; about 1 (or more) is rounding noise unrelated to the int8 model's.
+    """
+    import torch
+
+    from edgepipe.quantize.fake_quant_fx import calibrate_ranges, insert_fake_quant
+    from edgepipe.quantize.onnx_qdq import orts_quantization, quantize_onnx
+    from edgepipe.quantize.onnx_to_torch import convert_onnx, run_module
+    from edgepipe.quantize.qat_onnx import subset
+
+    data = subset(calibration, samples)
+    graph, reference = orts_quantization(float_path, calibration, recipe, scratch)  # type: ignore[arg-type]
+    int8_path = quantize_onnx(float_path, scratch / "simulation_int8.onnx", calibration, recipe, scratch)  # type: ignore[arg-type]
+    floats, int8 = run_outputs(float_path, data).arrays, run_outputs(int8_path, data).arrays
+    errors = []
+    for given in (reference, None):
+        trainable = convert_onnx(graph, data)
+        quantizers = insert_fake_quant(trainable.module, recipe.per_channel, given,  # type: ignore[attr-defined]
+                                       trainable.tensors, trainable.sources,
+                                       recipe.symmetric_activations)  # type: ignore[attr-defined]
+        if given is None:
+            calibrate_ranges(trainable.module, quantizers, list(calibration.samples()))
+        with torch.no_grad():
+            outs = [run_module(trainable.module, tuple(s)) for s in data.samples()]
+        worst = 0.0
+        for index, (f, q) in enumerate(zip(floats, int8)):
+            sim = np.concatenate([o[index].numpy().reshape(1, -1) for o in outs]).reshape(q.shape)
+            worst = max(worst, float(np.linalg.norm(sim - q)) / max(float(np.linalg.norm(q - f)), 1e-30))
+        errors.append(worst)
+    return errors[0], errors[1]
+
+
+def _simulation(row: dict[str, object]) -> str:
+    simulation = row.get("simulation")
+    return f"{simulation[0]:.2f} / {simulation[1]:.2f}" if isinstance(simulation, tuple) else "–"
 
 
 def _cell(values: np.ndarray) -> str:
     return f"{values.mean():.4f} (min {values.min():.4f})"
 
 
-def table(rows: list[dict[str, object]], epochs: int, rate: float) -> str:
+def table(rows: list[dict[str, object]]) -> str:
     """The markdown section: one row per model, then each model's ladder trail."""
-    lines = ["| model | PTQ cosine, mean (min) | QAT cosine, mean (min) | gain in cosine [95% CI] | "
-             "PTQ SQNR (dB) | QAT SQNR (dB) | gain in SQNR (dB) [95% CI] | ladder (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | input | best PTQ recipe (step b) | PTQ cosine, mean (min) | QAT cosine, mean (min) | "
+             "gain in cosine [95% CI] | PTQ SQNR (dB) | QAT SQNR (dB) | gain in SQNR (dB) [95% CI] | "
+             "simulation error: ORT's QDQ / min-max | ladder (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     trails = []
     for row in rows:
         steps = row["steps"]
         assert isinstance(steps, dict)
         if "qat" in row and "ptq" in row:
-            (pc, ps), (qc, qs) = row["ptq"], row["qat"]  # type: ignore[misc]
+            ptq, qat = row["ptq"], row["qat"]
+            assert isinstance(ptq, tuple) and isinstance(qat, tuple)
+            (pc, ps), (qc, qs) = ptq, qat
             low_c, high_c = paired_interval(qc - pc)
             low_s, high_s = paired_interval(qs - ps)
-            lines.append(f"| {row['name']} | {_cell(pc)} | {_cell(qc)} | {(qc - pc).mean():+.4f} [{low_c:+.4f}, "
+            lines.append(f"| {row['name']} | {row['format']} | {row['ptq_recipe']} | {_cell(pc)} | {_cell(qc)} | "
+                         f"{(qc - pc).mean():+.4f} [{low_c:+.4f}, "
                          f"{high_c:+.4f}] | {ps.mean():.2f} | {qs.mean():.2f} | {(qs - ps).mean():+.2f} "
-                         f"[{low_s:+.2f}, {high_s:+.2f}] | {row['seconds']:.0f} |")
+                         f"[{low_s:+.2f}, {high_s:+.2f}] | {_simulation(row)} | {row['seconds']:.0f} |")
         else:
-            lines.append(f"| {row['name']} | – | – | QAT did not run: {steps['qat'].note if 'qat' in steps else '–'} "
-                         f"| – | – | – | {row['seconds']:.0f} |")
-        trails.append(f"- {row['name']} ({row['calibration']} calibration / {row['evaluation']} evaluation images): "
+            lines.append(f"| {row['name']} | {row['format']} | – | – | – | QAT did not run: "
+                         f"{steps['qat'].note if 'qat' in steps else '–'} | – | – | – | {_simulation(row)} | "
+                         f"{row['seconds']:.0f} |")
+        trails.append(f"- {row['name']} ({row['calibration']} calibration / {row['evaluation']} evaluation samples): "
                       + "; ".join(f"{s.step} {s.status} (selection cosine "
                                   f"{s.selection['onnx'].min_cosine if 'onnx' in s.selection else '–'}) — {s.note}"
                                   for s in steps.values()) + f"; kept: {row['final']}")
-    return "\n".join(lines) + "\n\nLadder trails (decisions on the calibration images):\n\n" + "\n".join(trails)
+    return "\n".join(lines) + "\n\nLadder trails (decisions on the calibration samples):\n\n" + "\n".join(trails)
 
 
 def _commit() -> str:
@@ -135,13 +203,20 @@ def _commit() -> str:
                           check=False).stdout.strip() or "unknown"
 
 
-def _header(epochs: int, rate: float, runs: int, commit: str) -> str:
+def _header(rows: list[dict[str, object]], runs: int, commit: str) -> str:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    settings = sorted({(r["epochs"], r["rate"]) for r in rows})
+    qat = "; ".join(f"{e} passes over the calibration samples (one Adam step per sample), starting lr {r:g}"
+                    for e, r in settings)
     return (f"Measured {now} by `benchmarks/qat_zoo.py` at commit {commit} on {platform.machine()} "
             f"({os.cpu_count()} CPUs, a machine shared with other jobs: seconds are indicative only); {runs} run "
-            f"per model, deterministic seeds. QAT: {epochs} passes over the calibration images (one Adam step per "
-            f"image), lr {rate:g}. Cosine/SQNR: per evaluation image, the lowest over the model's outputs, "
-            f"against the original float ONNX; the gain is QAT − PTQ per image, 95% paired bootstrap interval.\n\n")
+            f"per model, deterministic seeds; ladder steps {', '.join(STEPS)}. QAT: {qat}. PTQ is step b's "
+            "artifact (the best calibration setting on the calibration samples, the recipe QAT starts from). "
+            "Cosine/SQNR: per evaluation sample, the lowest over the model's outputs, against the original float "
+            "model; the gain is QAT − PTQ per sample, 95% paired bootstrap interval. Simulation error: how far the "
+            "fake-quantized model QAT trains is from the real int8 model (step b's recipe), |sim − int8| / "
+            "|int8 − float| on 4 calibration samples, worst output; with ORT's ranges on the graph ORT quantizes "
+            "(what QAT uses) and with min/max ranges on every activation (what it used before).\n\n")
 
 
 def write(doc: Path, section: str) -> None:
@@ -157,8 +232,8 @@ def write(doc: Path, section: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
-    parser.add_argument("--epochs", type=int, default=8, help="passes over the calibration images")
-    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--epochs", type=int, help="passes over the calibration samples (default: the config's)")
+    parser.add_argument("--lr", type=float, help="QAT's starting learning rate (default: the config's)")
     parser.add_argument("--write", type=Path, help="markdown file whose qat_zoo section is replaced")
     args = parser.parse_args()
     logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
@@ -168,8 +243,8 @@ def main() -> None:
     for folder in args.folders:
         with tempfile.TemporaryDirectory() as scratch:
             rows.append(run_model(folder, args.epochs, args.lr, Path(scratch)))
-        print(table(rows[-1:], args.epochs, args.lr), flush=True)
-    section = _header(args.epochs, args.lr, 1, commit) + table(rows, args.epochs, args.lr)
+        print(table(rows[-1:]), flush=True)
+    section = _header(rows, 1, commit) + table(rows)
     print(section)
     if args.write:
         write(args.write, section)

@@ -13,6 +13,7 @@ import hashlib
 import io
 import itertools
 import logging
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from edgepipe.data import Dataset
 from edgepipe.quantize import quantized_once
 from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
+from edgepipe.quantize.qdq_params import QdqModel, read_qdq
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -142,23 +144,48 @@ def ranges_cache(prepared: Path, calibration: Dataset, recipe: QuantRecipe, scra
     return folder / f"{recipe.method}_{key.hexdigest()[:16]}.json"
 
 
+def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecipe,
+                      scratch: Path) -> tuple[Path, QdqModel]:
+    """The graph :func:`quantize_onnx` quantizes for ``float_path``, and how its int8 model quantizes
+    it (activations, weights, biases and constants, :mod:`.qdq_params`).
+
+    What QAT trains on (:mod:`.qat_onnx`): the same prepared graph at the same quantization
+    (``recipe`` on ``calibration``; quantized here when no earlier step did it already).
+    """
+    prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
+    reference = quantize_onnx(float_path, scratch / f"{float_path.stem}_{recipe.label.replace('/', '_')}.onnx",
+                              calibration, recipe, scratch)
+    return prepared, read_qdq(reference, prepared)
+
+
+def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> None:
+    """Make ``prepared``'s ranges cache a copy of ``source``'s, calibrating ``source`` first if needed."""
+    source_prepared, _ = orts_quantization(source, calibration, recipe, scratch)
+    shutil.copyfile(ranges_cache(source_prepared, calibration, recipe, scratch),
+                    ranges_cache(prepared, calibration, recipe, scratch))
+
+
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
                   scratch: Path, *, only_nodes: tuple[str, ...] | None = None,
-                  explicit_activations: bool = False) -> Path:
+                  explicit_activations: bool = False, ranges_of: Path | None = None) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
     ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
     ``explicit_activations`` keeps every Relu/Clip as a node between its QDQ pairs instead of
     letting the QuantizeLinear's range do the clamping (the base that float layers are cut from).
-    Activation ranges come from :func:`ranges_cache` once a first run computed them.
+    Activation ranges come from :func:`ranges_cache` once a first run computed them; ``ranges_of``
+    (a float model of the same graph, e.g. before QAT changed its weights) takes that model's
+    ranges instead of calibrating this one.
     """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
-    memo = quantized_once.memo_key(float_path, recipe, calibration, (only_nodes, explicit_activations))
+    memo = quantized_once.memo_key(float_path, recipe, calibration, (only_nodes, explicit_activations, ranges_of))
     if quantized_once.reuse(memo, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
+    if ranges_of is not None:
+        _share_ranges(ranges_of, prepared, calibration, recipe, scratch)
     if recipe.keep_float and not only_nodes:
         return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo)
     model = onnx.load(str(prepared))

@@ -93,12 +93,15 @@ class TrainableOnnx:
     ``sources`` maps a parameter name of ``module`` to ``(onnx tensor name, kind)``: ``"same"``
     (same layout), ``"gemm"`` (an ``nn.Linear`` built from a Gemm: transposed unless transB, scaled
     by alpha) or ``"gemm-bias"`` (scaled by beta). ``alphas`` holds those Gemm factors.
+    ``tensors`` maps the name of an fx node (a layer's target, a graph input's placeholder) to the
+    ONNX tensor it computes, so that ONNX Runtime's activation ranges can be given to it.
     """
 
     module: Any
     onnx_path: Path
     sources: dict[str, tuple[str, str]] = field(default_factory=dict)
     alphas: dict[str, float] = field(default_factory=dict)
+    tensors: dict[str, str] = field(default_factory=dict)
 
 
 def _constants_to_initializers(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -193,6 +196,18 @@ def _sources(module: Any, model: onnx.ModelProto) -> tuple[dict[str, tuple[str, 
     return sources, factors
 
 
+def _tensor_names(model: onnx.ModelProto) -> dict[str, str]:
+    """fx node → ONNX tensor: onnx2torch names each layer after its ONNX node and each input ``input_<n>``."""
+    from onnx2torch.onnx_graph import OnnxGraph  # heavy optional dependency; names modules as convert() does
+
+    initializers = {i.name for i in model.graph.initializer}  # convert() drops them from the inputs first
+    inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    names = {f"input_{i}": name for i, name in enumerate(inputs, 1)}
+    nodes = OnnxGraph(model.graph).nodes.items()
+    names.update({name: node.proto.output[0] for name, node in nodes if len(node.proto.output) == 1})
+    return names
+
+
 def convert_onnx(onnx_path: Path, check: Dataset, samples: int = 4) -> TrainableOnnx:
     """onnx2torch's module of ``onnx_path`` (eval mode), checked against ONNX Runtime on ``samples`` of ``check``.
 
@@ -207,7 +222,8 @@ def convert_onnx(onnx_path: Path, check: Dataset, samples: int = 4) -> Trainable
     except (NotImplementedError, KeyError, ValueError, RuntimeError, TypeError, AttributeError) as error:
         raise ConversionFailed(f"onnx2torch: {type(error).__name__}: {error}") from error
     sources, factors = _sources(module, model)
-    trainable = TrainableOnnx(module=module, onnx_path=onnx_path, sources=sources, alphas=factors)
+    trainable = TrainableOnnx(module=module, onnx_path=onnx_path, sources=sources, alphas=factors,
+                              tensors=_tensor_names(model))
     _check(trainable, check, samples)
     return trainable
 

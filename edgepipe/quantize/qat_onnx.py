@@ -2,15 +2,27 @@
 
 The route (the brief's "weights back into the user's graph"):
 
-1. onnx2torch turns the float ONNX into a ``torch.fx`` module (:mod:`.onnx_to_torch`), checked
-   against ONNX Runtime on real samples;
-2. fake quantization is inserted the way ORT's QDQ PTQ will quantize (:mod:`.fake_quant_fx`) and
-   activation ranges are calibrated on the calibration inputs;
+1. onnx2torch turns the graph ORT's PTQ quantizes (the user's float ONNX after pre-processing:
+   fused HardSwish, scales folded into Convs, :mod:`.onnx_prepare`) into a ``torch.fx`` module
+   (:mod:`.onnx_to_torch`), checked against ONNX Runtime on real samples;
+2. fake quantization is inserted where ORT's QDQ PTQ quantizes, as ORT's int8 model under the
+   recipe does it (:mod:`.qdq_params`, :mod:`.fake_quant_fx`): activations at the scale and zero
+   point of each QuantizeLinear, biases in int32, weights at ORT's raised scales where it raised
+   them, untrained constants at their dequantized values. Trained on anything else, the weights
+   learn to undo rounding the int8 model does not have (measured on the PaddleOCR v4 recognizer:
+   trained on the user's graph with min/max ranges, the evaluation cosine fell below PTQ's);
 3. the weights are fine-tuned with Adam to match the **original float ONNX model's** outputs
    (run by ONNX Runtime) on the calibration inputs — no labels: the loss is the sum over outputs of
-   the squared error divided by the output's energy (``1 / SQNR``, so outputs of every scale count);
-4. the tuned weights are written back into a copy of the user's ONNX graph and that copy is
-   quantized by the same ORT PTQ as every other step (same recipe, same calibration).
+   the squared error divided by the output's energy (``1 / SQNR``, so outputs of every scale count).
+   A quarter of the samples is held out: the weights kept are those of the check (every
+   :data:`CHECK_EVERY` steps, and before the first step) with the lowest held-out loss, so a few
+   dozen samples cannot be over-fitted into an int8 model worse than PTQ's. A check that does not
+   improve on the best one restores the best weights and divides the learning rate by
+   :data:`BACKOFF`: the configured rate (``quantization.qat_learning_rate``, right for Keras QAT
+   with labels) moves every weight of a folded, depthwise PaddleOCR graph too far (held-out loss
+   0.11 -> 0.32 after 16 steps at 1e-4, -> 0.076 at 1e-5);
+4. the tuned weights are written back into a copy of that graph, which is quantized by the same
+   ORT PTQ as every other step (same recipe) at the activation ranges it was trained at.
 
 Why not pt2e here: ``torch.export`` of onnx2torch modules stops at ops that read constant tensors
 as Python values (onnx2torch's Resize reads its scales with ``.tolist()``, a data-dependent guard
@@ -25,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +45,7 @@ from edgepipe.data import Dataset
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.quantize.fake_quant_fx import calibrate_ranges, insert_fake_quant, trained_values
 from edgepipe.quantize.onnx_to_torch import convert_onnx, require_torch, run_module, write_back
+from edgepipe.quantize.qdq_params import QdqModel
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -40,14 +54,24 @@ log = logging.getLogger(__name__)
 #: pool to pay off, and on a busy host its spinning threads collapse: one step of a 48x320 text recognizer
 #: took 0.65 s with one thread and 13.9 s with two on the 2-core build machine while other jobs ran.
 TRAIN_THREADS = 1
+#: Steps between two held-out checks.
+CHECK_EVERY = 16
+#: Learning-rate divisor after a check that does not improve the held-out loss.
+BACKOFF = 3.0
+#: Share of the training samples held out for the checks (none below :data:`MIN_SAMPLES_TO_HOLD_OUT`).
+HOLD_OUT = 0.25
+MIN_SAMPLES_TO_HOLD_OUT = 4
 
 
 @dataclass(frozen=True)
 class OnnxQatRequest:
     """One distillation run: the float ONNX, its calibration inputs and how to fine-tune.
 
-    ``samples``: calibration samples trained on (the first ones); ``steps``: Adam steps of one sample
-    each; ``learning_rate``: Adam's.
+    ``float_onnx``: the model whose outputs are matched (the user's); ``graph``: the float graph that is
+    trained and written back (the one ORT quantizes; default ``float_onnx``) and ``reference`` how ORT's
+    int8 model quantizes it (default: min/max on the samples, every activation quantized).
+    ``samples``: calibration samples used (the first ones, a quarter of them held out);
+    ``steps``: Adam steps of one sample each; ``learning_rate``: Adam's.
     """
 
     float_onnx: Path
@@ -57,11 +81,17 @@ class OnnxQatRequest:
     steps: int = 96
     learning_rate: float = 1e-4
     seed: int = 0
+    graph: Path | None = None
+    reference: QdqModel | None = None
 
 
 @dataclass
 class OnnxQatResult:
-    """The tuned float ONNX (weights written back), how many tensors were trained and the loss trace."""
+    """The tuned float ONNX (weights written back), how many tensors were trained and the loss traces.
+
+    ``kept_step``: the step whose weights were kept (0: none improved the held-out loss);
+    ``held_out``: the held-out loss at each check, ``(step, loss)``, step 0 first.
+    """
 
     tuned_onnx: Path
     tensors: int
@@ -70,6 +100,10 @@ class OnnxQatResult:
     first_loss: float
     last_loss: float
     losses: list[float] = field(default_factory=list)
+    kept_step: int | None = None
+    held_out: list[tuple[int, float]] = field(default_factory=list)
+    quantized_tensors: int = 0
+    rates: list[tuple[int, float]] = field(default_factory=list)
 
 
 def subset(data: Dataset, count: int) -> Dataset:
@@ -91,25 +125,60 @@ def _loss(predictions: Sequence[object], targets: Sequence[object]) -> object:
     return total
 
 
-def fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: list[str]) -> list[float]:
-    """Adam on the layers' weights, one calibration sample per step; the loss of each step."""
+@dataclass
+class Tuning:
+    """What :func:`fine_tune` did: the loss of each step, the held-out checks, the step kept and the
+    learning rate of each stretch (``(first step, rate)``)."""
+
+    losses: list[float]
+    held_out: list[tuple[int, float]]
+    kept_step: int | None
+    rates: list[tuple[int, float]] = field(default_factory=list)
+
+
+def _targets(reference: list[np.ndarray], count: int) -> list[list[object]]:
+    import torch  # heavy optional dependency
+
+    return [[torch.from_numpy(np.ascontiguousarray(r[i:i + 1])) for r in reference] for i in range(count)]
+
+
+def split_held_out(count: int) -> int:
+    """How many of ``count`` samples are held out for the checks (the last ones)."""
+    return max(1, round(count * HOLD_OUT)) if count >= MIN_SAMPLES_TO_HOLD_OUT else 0
+
+
+def fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: list[str]) -> Tuning:
+    """Adam on the layers' weights, one training sample per step, keeping the best held-out weights."""
     import torch  # heavy optional dependency
 
     assert isinstance(module, torch.nn.Module)
     reference = run_outputs(request.float_onnx, data).arrays  # the ORIGINAL float model, run by ORT
     samples = list(data.samples())
-    targets = [[torch.from_numpy(np.ascontiguousarray(r[i:i + 1])) for r in reference] for i in range(len(samples))]
+    targets = _targets(reference, len(samples))
+    held = split_held_out(len(samples))
+    train = list(range(len(samples) - held))
+    check = list(range(len(samples) - held, len(samples)))
     wanted = set(names)
     parameters = [p for n, p in module.named_parameters() if n.replace(".parametrizations.", ".")
                   .replace(".original", "") in wanted]
+    rates = [(1, request.learning_rate)]
     optimizer = torch.optim.Adam(parameters, lr=request.learning_rate)
     generator = torch.Generator().manual_seed(request.seed)
+
+    def held_out_loss() -> float:
+        with torch.no_grad():
+            return float(np.mean([float(_loss(run_module(module, tuple(samples[i])), targets[i]))  # type: ignore[arg-type]
+                                  for i in check]))
+
+    module.train(False)  # BatchNormalization keeps the model's statistics: only weights are tuned
+    checks = [(0, held_out_loss())] if check else []
+    best = [p.detach().clone() for p in parameters] if check else []
+    kept: int | None = 0 if check else None
     order: list[int] = []
     losses = []
-    module.train(False)  # BatchNormalization keeps the model's statistics: only weights are tuned
-    for _ in range(request.steps):
+    for step in range(1, request.steps + 1):
         if not order:
-            order = torch.randperm(len(samples), generator=generator).tolist()
+            order = [train[i] for i in torch.randperm(len(train), generator=generator).tolist()]
         index = order.pop()
         optimizer.zero_grad()
         loss = _loss(run_module(module, tuple(samples[index])), targets[index])
@@ -117,9 +186,27 @@ def fine_tune(module: object, request: OnnxQatRequest, data: Dataset, names: lis
         loss.backward()
         optimizer.step()
         losses.append(float(loss.detach()))
-        if len(losses) % 16 == 0:
-            log.info("ONNX QAT step %d/%d: loss %.4g", len(losses), request.steps, float(np.mean(losses[-16:])))
-    return losses
+        if check and (step % CHECK_EVERY == 0 or step == request.steps):
+            checks.append((step, held_out_loss()))
+            log.info("ONNX QAT step %d/%d: loss %.4g, held-out %.4g (lr %.3g)", step, request.steps,
+                     float(np.mean(losses[-CHECK_EVERY:])), checks[-1][1], rates[-1][1])
+            if checks[-1][1] < min(c[1] for c in checks[:-1]):
+                best, kept = [p.detach().clone() for p in parameters], step
+            elif step < request.steps:  # back to the best weights, smaller steps from there
+                _restore(parameters, best)
+                rates.append((step + 1, rates[-1][1] / BACKOFF))
+                optimizer = torch.optim.Adam(parameters, lr=rates[-1][1])
+    if check:
+        _restore(parameters, best)
+    return Tuning(losses, checks, kept, rates)
+
+
+def _restore(parameters: list[Any], values: list[Any]) -> None:
+    import torch  # heavy optional dependency
+
+    with torch.no_grad():
+        for parameter, value in zip(parameters, values):
+            parameter.copy_(value)
 
 
 def run_onnx_qat(request: OnnxQatRequest, folder: Path) -> OnnxQatResult:
@@ -151,14 +238,20 @@ def _run(request: OnnxQatRequest, folder: Path) -> OnnxQatResult:
 
     torch.manual_seed(request.seed)
     data = subset(request.calibration, request.samples)
-    trainable = convert_onnx(request.float_onnx, data)
+    trainable = convert_onnx(request.graph or request.float_onnx, data)
     names = sorted(trainable.sources)
-    quantizers = insert_fake_quant(trainable.module, request.recipe.per_channel)
-    calibrate_ranges(trainable.module, quantizers, list(data.samples()))
-    losses = fine_tune(trainable.module, request, data, names)
+    quantizers = insert_fake_quant(trainable.module, request.recipe.per_channel, request.reference, trainable.tensors,
+                                   trainable.sources, request.recipe.symmetric_activations)
+    if request.reference is None:
+        calibrate_ranges(trainable.module, quantizers, list(data.samples()))
+    tuning = fine_tune(trainable.module, request, data, names)
+    losses = tuning.losses
     window = max(1, min(len(losses) // 4, len(data)))
     first, last = float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
-    log.info("ONNX QAT: %d steps, loss %.4g -> %.4g", request.steps, first, last)
+    log.info("ONNX QAT: %d steps, loss %.4g -> %.4g; weights of step %s kept", request.steps, first, last,
+             tuning.kept_step)
     tuned = write_back(trainable, trained_values(trainable.module, names), folder / "model_qat_float.onnx")
     return OnnxQatResult(tuned_onnx=tuned, tensors=len(names), samples=len(data), steps=request.steps,
-                         first_loss=round(first, 6), last_loss=round(last, 6), losses=losses)
+                         first_loss=round(first, 6), last_loss=round(last, 6), losses=losses,
+                         kept_step=tuning.kept_step, held_out=[(s, round(v, 6)) for s, v in tuning.held_out],
+                         quantized_tensors=len(quantizers), rates=tuning.rates)

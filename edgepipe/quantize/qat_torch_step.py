@@ -4,9 +4,10 @@
   (:mod:`edgepipe.quantize.qat_torch`), with the labelled training split (task loss) or, without
   one, by distillation from the float program on the calibration inputs. The artifact is QDQ ONNX.
 - ONNX input, and a TFLite input converted to ONNX (:mod:`edgepipe.export.tflite_to_onnx`):
-  onnx2torch's trainable form of the graph, fine-tuned under fake quantization by distillation
-  from the original float ONNX on the calibration inputs, the weights written back into the
-  user's graph and quantized by the same ORT PTQ (:mod:`edgepipe.quantize.qat_onnx`). When
+  onnx2torch's trainable form of the graph ORT's PTQ quantizes, fine-tuned under fake quantization
+  at ORT's activation scales by distillation from the original float ONNX on the calibration
+  inputs, the weights written back into that graph and quantized by the same ORT PTQ
+  (:mod:`edgepipe.quantize.qat_onnx`). When
   onnx2torch cannot convert the graph the step is ``skipped`` and the trail says why.
 - A TFLite input without a float ONNX form (tf2onnx could not translate it): the step says why
   it cannot train.
@@ -18,10 +19,10 @@ from dataclasses import replace
 
 from edgepipe.artifacts import Artifact
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
-from edgepipe.quantize.onnx_qdq import quantize_onnx
+from edgepipe.quantize.onnx_qdq import orts_quantization, quantize_onnx
 from edgepipe.quantize.onnx_to_torch import ConversionFailed
 from edgepipe.quantize.qat_cost import qat_plan
-from edgepipe.quantize.qat_onnx import OnnxQatRequest, run_onnx_qat
+from edgepipe.quantize.qat_onnx import OnnxQatRequest, OnnxQatResult, run_onnx_qat, split_held_out
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
 from edgepipe.support.onnx_reader import read_onnx
@@ -84,8 +85,10 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     if plan.skipped:
         outcome.note = f"not trained: {plan.explain()}"
         return StepResult(outcome)
+    graph_path, reference = orts_quantization(context.floats["onnx"], context.calibration, recipe, context.work)
     request = OnnxQatRequest(float_onnx=context.floats["onnx"], calibration=context.calibration, recipe=recipe,
-                             samples=samples, steps=plan.steps, learning_rate=settings.qat_learning_rate)
+                             samples=samples, steps=plan.steps, learning_rate=settings.qat_learning_rate,
+                             graph=graph_path, reference=reference)
     try:
         result = run_onnx_qat(request, folder)
     except ConversionFailed as failure:
@@ -93,11 +96,30 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
                         "missing, else export the model from its training code as a .pt2 (or python: factory) and "
                         "build that")
         return StepResult(outcome)
-    path = quantize_onnx(result.tuned_onnx, folder / "model_int8.onnx", context.calibration, recipe, context.work)
+    path = quantize_onnx(result.tuned_onnx, folder / "model_int8.onnx", context.calibration, recipe, context.work,
+                         ranges_of=context.floats["onnx"])  # the ranges it was trained at
     outcome.status, outcome.recipe = "missed", {"onnx": f"qat-distilled/{recipe.label}"}
-    outcome.note = (f"onnx2torch form of the graph, {result.tensors} weight tensors fine-tuned under fake quantization "
-                    f"for {result.steps} Adam steps (lr {settings.qat_learning_rate:g}) on {result.samples} "
-                    f"calibration samples, distilled from the original float ONNX's outputs (1/SQNR loss "
-                    f"{result.first_loss:.4g} -> {result.last_loss:.4g}); weights written back into the user's "
-                    f"graph, then ORT PTQ {recipe.label}" + (f" ({plan.explain()})" if plan.shortened else ""))
+    outcome.note = (f"onnx2torch form of the graph ORT quantizes, {result.tensors} weight tensors fine-tuned under "
+                    f"fake quantization ({result.quantized_tensors} activations at the scales of ORT's {recipe.method} "
+                    "int8 model) "
+                    f"for {result.steps} Adam steps (lr {settings.qat_learning_rate:g}), distilled from the original "
+                    f"float ONNX's outputs (1/SQNR loss {result.first_loss:.4g} -> {result.last_loss:.4g}); "
+                    f"{_kept(result)}; weights written back, then ORT PTQ {recipe.label}"
+                    + (f" ({plan.explain()})" if plan.shortened else "")
+                    + ("" if context.selection is not None else "; judged on calibration samples it trained on (give "
+                       "data.selection for a choice made on unseen samples; the gate reads the evaluation split)"))
     return StepResult(outcome, {"onnx": Artifact(path, "onnx", "int8")})
+
+
+def _kept(result: OnnxQatResult) -> str:
+    """Which weights were kept and on what evidence, for the trail."""
+    if result.kept_step is None:
+        return f"trained on all {result.samples} calibration samples (too few to hold any out)"
+    held = split_held_out(result.samples)
+    start = result.held_out[0][1]
+    best = min(loss for _, loss in result.held_out)
+    if result.kept_step == 0:
+        return (f"no step lowered the loss on the {held} held-out calibration samples ({start:.4g}): the "
+                "float weights are kept, so this is PTQ of the prepared graph")
+    return (f"kept the weights of step {result.kept_step}, lowest loss on the {held} held-out calibration samples "
+            f"({start:.4g} -> {best:.4g}; trained on the other {result.samples - held})")
