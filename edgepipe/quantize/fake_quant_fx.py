@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.quantize.onnx_to_torch import run_module
+from edgepipe.quantize.onnx_to_torch import conv_layer, run_module
 from edgepipe.quantize.qdq_params import QdqModel, QParams
 
 #: Modules whose input is fused into the layer that produces it by int8 runtimes (no QDQ in between).
@@ -178,13 +178,17 @@ def insert_fake_quant(module: Any, per_channel: bool, reference: QdqModel | None
 
 
 def _layer_inputs(module: Any, tensors: dict[str, str]) -> dict[str, str]:
-    """Layer (module name) → the ONNX tensor it reads."""
+    """Layer (module name, and that of the convolution inside a padded Conv) → the ONNX tensor it reads."""
+    modules = dict(module.named_modules())
     found = {}
     for node in module.graph.nodes:
         if node.op == "call_module" and node.args and hasattr(node.args[0], "op"):
             tensor = _onnx_tensor(node.args[0], tensors)
             if tensor is not None:
                 found[str(node.target)] = tensor
+                inner = conv_layer(str(node.target), modules[str(node.target)])
+                if inner is not None:
+                    found[inner[0]] = tensor
     return found
 
 

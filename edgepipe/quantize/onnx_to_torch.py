@@ -169,6 +169,24 @@ def _infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         return onnx.shape_inference.infer_shapes(model)
 
 
+def conv_layers() -> tuple[type[Any], ...]:
+    """torch's convolution layer classes (the layers an ONNX Conv / ConvTranspose becomes)."""
+    import torch  # heavy optional dependency
+
+    nn = torch.nn
+    return (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
+
+
+def conv_layer(name: str, layer: Any) -> tuple[str, Any] | None:
+    """The convolution an ONNX Conv node became, with its module name: the layer itself, or the one
+    convolution inside it (onnx2torch makes ``Sequential(OnnxPadStatic, Conv2d)`` of a Conv whose pads
+    differ per side, as tf2onnx writes a stride-2 'SAME' convolution)."""
+    if isinstance(layer, conv_layers()):
+        return name, layer
+    inner = [(f"{name}.{child}", m) for child, m in layer.named_children() if isinstance(m, conv_layers())]
+    return inner[0] if len(inner) == 1 else None
+
+
 def _sources(module: Any, model: onnx.ModelProto) -> tuple[dict[str, tuple[str, str]], dict[str, float]]:
     """Which ONNX tensor each weight/bias parameter of the converted layers came from."""
     import torch  # heavy optional dependency
@@ -181,8 +199,10 @@ def _sources(module: Any, model: onnx.ModelProto) -> tuple[dict[str, tuple[str, 
         onnx_node, layer = node.proto, layers.get(name)
         if layer is None or len(onnx_node.input) < 2:
             continue
-        if isinstance(layer, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d,
-                              torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)):
+        inner = conv_layer(name, layer) if onnx_node.op_type in ("Conv", "ConvTranspose") else None
+        if inner is not None:
+            name, layer = inner
+        if isinstance(layer, conv_layers()):
             sources[f"{name}.weight"] = (onnx_node.input[1], "same")
             if layer.bias is not None and len(onnx_node.input) > 2:
                 sources[f"{name}.bias"] = (onnx_node.input[2], "same")

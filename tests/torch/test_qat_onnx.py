@@ -27,12 +27,13 @@ def _dataset(path: Path, arrays: list[np.ndarray]) -> Dataset:
     return Dataset(path, tuple(arrays), None, "0" * 64)
 
 
-def _tiny(tmp_path: Path, op: onnx.NodeProto, extra: list[onnx.TensorProto], out_type: int = TensorProto.FLOAT) -> Path:
+def _tiny(tmp_path: Path, op: onnx.NodeProto, extra: list[onnx.TensorProto], out_type: int = TensorProto.FLOAT,
+          pads: tuple[int, ...] = (1, 1, 1, 1), stride: int = 1) -> Path:
     """Conv (with its weights as a Constant node, as Paddle2ONNX writes them), then ``op``."""
     rng = np.random.default_rng(0)
     weight = helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
         rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"))
-    conv = helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], pads=list(pads), strides=[stride, stride])
     graph = helper.make_graph([weight, conv, op], "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                                          [1, 3, 8, 8])],
                               [helper.make_tensor_value_info(op.output[0], out_type, None)], extra)
@@ -78,16 +79,22 @@ def test_onnx_qat_over_its_modelled_budget_is_skipped_with_the_key_that_allows_i
     assert not (tmp_path / "ladder" / "qat" / "model_qat_float.onnx").exists()
 
 
-def _relu_graph(tmp_path: Path) -> tuple[Path, Dataset]:
-    path = _tiny(tmp_path, helper.make_node("Relu", ["c"], ["y"]), [])
+def _relu_graph(tmp_path: Path, pads: tuple[int, ...] = (1, 1, 1, 1), stride: int = 1) -> tuple[Path, Dataset]:
+    path = _tiny(tmp_path, helper.make_node("Relu", ["c"], ["y"]), [], pads=pads, stride=stride)
     model = onnx.load(str(path))
-    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8]))
+    side = (8 + pads[0] + pads[2] - 3) // stride + 1
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, side, side]))
     onnx.save(model, str(path))
     return path, _dataset(path, [np.random.default_rng(1).normal(size=(8, 3, 8, 8)).astype(np.float32)])
 
 
-def test_the_fake_quantized_module_computes_what_orts_int8_model_computes(tmp_path: Path) -> None:
-    """Trained at the QuantizeLinear scales of ORT's own int8 model, the simulation is that model."""
+@pytest.mark.parametrize(("pads", "stride"), [((1, 1, 1, 1), 1), ((0, 0, 1, 1), 2)], ids=["same-pads", "tf2onnx-same"])
+def test_the_fake_quantized_module_computes_what_orts_int8_model_computes(tmp_path: Path, pads: tuple[int, ...],
+                                                                          stride: int) -> None:
+    """Trained at the QuantizeLinear scales of ORT's own int8 model, the simulation is that model.
+
+    Pads that differ per side (tf2onnx's stride-2 'SAME' convolution) become a Pad + Conv2d container in
+    onnx2torch; its convolution was once left float: MediaPipe's hand landmark model's first layer."""
     import torch
 
     from edgepipe.metrics.compare import run_outputs
@@ -96,7 +103,7 @@ def test_the_fake_quantized_module_computes_what_orts_int8_model_computes(tmp_pa
     from edgepipe.quantize.onnx_to_torch import run_module
     from edgepipe.quantize.recipe import QuantRecipe
 
-    path, data = _relu_graph(tmp_path)
+    path, data = _relu_graph(tmp_path, pads, stride)
     graph, reference = orts_quantization(path, data, QuantRecipe(), tmp_path)
     qparams = reference.activations
     assert set(qparams) == {"x", "y"}  # "c" only feeds the Relu, which ORT folds into the Conv's output range
