@@ -160,14 +160,17 @@ def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecip
 
 def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> None:
     """Make ``prepared``'s ranges cache a copy of ``source``'s, calibrating ``source`` first if needed."""
-    source_prepared, _ = orts_quantization(source, calibration, recipe, scratch)
-    shutil.copyfile(ranges_cache(source_prepared, calibration, recipe, scratch),
-                    ranges_cache(prepared, calibration, recipe, scratch))
+    source_prepared = preprocess(source, scratch / f"{source.stem}_prep.onnx")
+    cache = ranges_cache(source_prepared, calibration, recipe, scratch)
+    if not cache.is_file():  # never calibrated in this scratch: its int8 model, if any, was copied from another group's
+        quantize_onnx(source, scratch / f"{source.stem}_ranges_{recipe.label.replace('/', '_')}.onnx", calibration,
+                      recipe, scratch, reuse=False)
+    shutil.copyfile(cache, ranges_cache(prepared, calibration, recipe, scratch))
 
 
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
                   scratch: Path, *, only_nodes: tuple[str, ...] | None = None,
-                  explicit_activations: bool = False, ranges_of: Path | None = None) -> Path:
+                  explicit_activations: bool = False, ranges_of: Path | None = None, reuse: bool = True) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
     ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
@@ -175,13 +178,14 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     letting the QuantizeLinear's range do the clamping (the base that float layers are cut from).
     Activation ranges come from :func:`ranges_cache` once a first run computed them; ``ranges_of``
     (a float model of the same graph, e.g. before QAT changed its weights) takes that model's
-    ranges instead of calibrating this one.
+    ranges instead of calibrating this one. ``reuse=False`` quantizes even when an identical
+    quantization was done (:mod:`.quantized_once`), which leaves this ``scratch``'s ranges cache; a copy does not.
     """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     memo = quantized_once.memo_key(float_path, recipe, calibration, (only_nodes, explicit_activations, ranges_of))
-    if quantized_once.reuse(memo, out_path) is not None:
+    if reuse and quantized_once.reuse(memo, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     if ranges_of is not None:

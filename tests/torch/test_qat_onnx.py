@@ -7,6 +7,7 @@ and an op whose converter needs torchvision).
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -137,6 +138,28 @@ def test_tuned_weights_are_quantized_at_the_ranges_they_were_trained_at(tmp_path
     kept = activation_qparams(quantize_onnx(tuned_path, tmp_path / "c.onnx", data, recipe, tmp_path, ranges_of=path))
     assert fresh["y"].scale == pytest.approx(3 * original["y"].scale, rel=1e-3)  # a new calibration follows the weights
     assert kept == original
+
+
+def test_ranges_are_shared_when_the_source_was_quantized_for_another_target_group(tmp_path: Path) -> None:
+    """Regression: a second target group's ladder gets a copy of the first group's int8 file
+    (quantized_once), not its ranges cache; QAT's final quantization then read a missing cache
+    (FileNotFoundError, exit 3, on BlazeFace built for two target groups)."""
+    from edgepipe.quantize.onnx_qdq import quantize_onnx
+    from edgepipe.quantize.qdq_params import activation_qparams
+    from edgepipe.quantize.recipe import QuantRecipe
+
+    path, data = _relu_graph(tmp_path)
+    recipe = QuantRecipe()
+    first, second = tmp_path / "group-0", tmp_path / "group-1"
+    first.mkdir(), second.mkdir()
+    original = activation_qparams(quantize_onnx(path, first / "int8.onnx", data, recipe, first))
+    quantize_onnx(path, second / "int8.onnx", data, recipe, second)  # the copy of group-0's file
+    assert not list((second / "calibration_ranges").glob("*.json"))
+    tuned = second / "qat"
+    tuned.mkdir()
+    shutil.copyfile(path, tuned / "tuned.onnx")
+    kept = quantize_onnx(tuned / "tuned.onnx", tuned / "int8.onnx", data, recipe, second, ranges_of=path)
+    assert activation_qparams(kept) == original
 
 
 def test_activation_qparams_read_a_renamed_graph_output(tmp_path: Path) -> None:
