@@ -84,6 +84,27 @@ def conv_net_onnx(path: Path, tail: list[str], size: int = 16, opset: int = 17) 
     return path
 
 
+def spp_onnx(path: Path, pools: list[tuple[int, int]], size: int = 32) -> Path:
+    """YOLO's spatial pyramid pooling: Conv(3->8), then one MaxPool per (kernel, stride) of ``pools`` side by side
+    ('same' padding; strided ones resized back by a Conv of the same stride would change the shape, so each pool
+    feeds its own GlobalAveragePool), concatenated."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "w1")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1])]
+    for i, (kernel, stride) in enumerate(pools):
+        nodes += [helper.make_node("MaxPool", ["c1"], [f"p{i}"], name=f"maxpool{kernel}s{stride}",
+                                   kernel_shape=[kernel, kernel], pads=[kernel // 2] * 4, strides=[stride, stride]),
+                  helper.make_node("GlobalAveragePool", [f"p{i}"], [f"g{i}"], name=f"gap{i}")]
+    nodes.append(helper.make_node("Concat", [f"g{i}" for i in range(len(pools))], ["y"], name="concat", axis=1))
+    graph = helper.make_graph(nodes, "spp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8 * len(pools), 1, 1])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
 def stft_gru_onnx(path: Path) -> Path:
     """A streaming voice model's shape: a framing Conv (kernel 1x400, stride 128, as a PyTorch STFT exports),
     Relu, a GRU step with a recurrent state input, and a 1x1x4 score (4 elements) reshaped from its output."""

@@ -20,7 +20,14 @@ from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
 from edgepipe.toolchains.rknn_runner import _advised_rules
 from edgepipe.verify import vendor_verification
 from tests.support.graphs import squeeze_if_onnx
-from tests.verify.models import LABELS_NAME, conv_net_onnx, labelled_head_onnx, runtime_if_onnx, stft_gru_onnx
+from tests.verify.models import (
+    LABELS_NAME,
+    conv_net_onnx,
+    labelled_head_onnx,
+    runtime_if_onnx,
+    spp_onnx,
+    stft_gru_onnx,
+)
 
 pytestmark = pytest.mark.toolchain
 
@@ -132,6 +139,14 @@ def test_stft_conv_gru_and_small_reshapes_agree(rknn_installed: Rknn, tmp_path: 
     """A Conv of kernel 1x400 and stride 128 (split by the compiler) and a GRU run on the NPU; on RK3588 the
     reshapes of 8 and 4 elements run on the CPU."""
     assert _agreement(stft_gru_onnx(tmp_path / "stft_gru.onnx"), target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_max_pools_of_any_kernel_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """YOLO's SPP pools (kernels 9 and 13, as in ddddocr's detector) and strided large ones run on the NPU
+    (probed with rknn-toolkit2 2.5.0 up to kernel 63); edgepipe once put every MaxPool above 7x7 on the CPU."""
+    model = spp_onnx(tmp_path / "spp.onnx", [(5, 1), (9, 1), (13, 1), (9, 2), (13, 3)])
+    assert _agreement(model, target, tmp_path / "w")[0] == {}
 
 
 def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:
