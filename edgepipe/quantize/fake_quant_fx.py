@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.quantize.onnx_to_torch import conv_layer, run_module
+from edgepipe.quantize.onnx_to_torch import conv_layer, conv_layers, run_module
 from edgepipe.quantize.qdq_params import QdqModel, QParams
 
 #: Modules whose input is fused into the layer that produces it by int8 runtimes (no QDQ in between).
@@ -196,8 +196,8 @@ def _quantize_layers(module: Any, per_channel: bool, reference: QdqModel | None,
                      sources: dict[str, tuple[str, str]]) -> None:
     """Weight (and, with a reference, int32 bias) fake quantization of every Conv / Linear layer."""
     torch = _torch()
-    parametrize, nn = torch.nn.utils.parametrize, torch.nn
-    layers = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d, nn.Linear)
+    parametrize = torch.nn.utils.parametrize
+    layers = (*conv_layers(), torch.nn.Linear)
     inputs = _layer_inputs(module, tensors) if reference is not None else {}
     for name, layer in list(module.named_modules()):
         if not isinstance(layer, layers):
@@ -219,11 +219,7 @@ def _quantize_layers(module: Any, per_channel: bool, reference: QdqModel | None,
 def _raised_scales(weight: Any, axis: int, per_channel: bool, orts: np.ndarray) -> Any:
     """ORT's scale where it raised it above max|w| / 127 (bias overflow), else 0: the floor to keep."""
     torch = _torch()
-    if per_channel:
-        dims = [d for d in range(weight.dim()) if d != axis]
-        plain = weight.abs().amax(dim=dims) / 127.0 if dims else weight.abs() / 127.0
-    else:
-        plain = weight.abs().max() / 127.0
+    plain = make_weight_quantizer(axis, per_channel).scale(weight)
     theirs = torch.from_numpy(np.ascontiguousarray(orts, dtype=np.float32)).reshape(plain.shape)
     return torch.where(theirs > plain * (1 + 1e-4), theirs, torch.zeros_like(theirs))
 

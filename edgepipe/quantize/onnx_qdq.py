@@ -144,6 +144,10 @@ def ranges_cache(prepared: Path, calibration: Dataset, recipe: QuantRecipe, scra
     return folder / f"{recipe.method}_{key.hexdigest()[:16]}.json"
 
 
+def _file_label(recipe: QuantRecipe) -> str:
+    return recipe.label.replace("/", "_")
+
+
 def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecipe,
                       scratch: Path) -> tuple[Path, QdqModel]:
     """The graph :func:`quantize_onnx` quantizes for ``float_path``, and how its int8 model quantizes
@@ -153,7 +157,7 @@ def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecip
     (``recipe`` on ``calibration``; quantized here when no earlier step did it already).
     """
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
-    reference = quantize_onnx(float_path, scratch / f"{float_path.stem}_{recipe.label.replace('/', '_')}.onnx",
+    reference = quantize_onnx(float_path, scratch / f"{float_path.stem}_{_file_label(recipe)}.onnx",
                               calibration, recipe, scratch)
     return prepared, read_qdq(reference, prepared)
 
@@ -163,7 +167,7 @@ def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: Qu
     source_prepared = preprocess(source, scratch / f"{source.stem}_prep.onnx")
     cache = ranges_cache(source_prepared, calibration, recipe, scratch)
     if not cache.is_file():  # never calibrated in this scratch: its int8 model, if any, was copied from another group's
-        quantize_onnx(source, scratch / f"{source.stem}_ranges_{recipe.label.replace('/', '_')}.onnx", calibration,
+        quantize_onnx(source, scratch / f"{source.stem}_ranges_{_file_label(recipe)}.onnx", calibration,
                       recipe, scratch, reuse=False)
     shutil.copyfile(cache, ranges_cache(prepared, calibration, recipe, scratch))
 

@@ -9,8 +9,8 @@ The route (the brief's "weights back into the user's graph"):
    recipe does it (:mod:`.qdq_params`, :mod:`.fake_quant_fx`): activations at the scale and zero
    point of each QuantizeLinear, biases in int32, weights at ORT's raised scales where it raised
    them, untrained constants at their dequantized values. Trained on anything else, the weights
-   learn to undo rounding the int8 model does not have (measured on the PaddleOCR v4 recognizer:
-   trained on the user's graph with min/max ranges, the evaluation cosine fell below PTQ's);
+   learn to undo rounding the int8 model does not have (benchmarks/qat_zoo.py's "simulation error"
+   column compares the two simulations);
 3. the weights are fine-tuned with Adam to match the **original float ONNX model's** outputs
    (run by ONNX Runtime) on the calibration inputs — no labels: the loss is the sum over outputs of
    the squared error divided by the output's energy (``1 / SQNR``, so outputs of every scale count).
@@ -19,8 +19,8 @@ The route (the brief's "weights back into the user's graph"):
    dozen samples cannot be over-fitted into an int8 model worse than PTQ's. A check that does not
    improve on the best one restores the best weights and divides the learning rate by
    :data:`BACKOFF`: the configured rate (``quantization.qat_learning_rate``, right for Keras QAT
-   with labels) moves every weight of a folded, depthwise PaddleOCR graph too far (held-out loss
-   0.11 -> 0.32 after 16 steps at 1e-4, -> 0.076 at 1e-5);
+   with labels) can move every weight of a folded, depthwise graph too far (the held-out losses
+   and the step kept are in each trail; benchmarks/qat_zoo.py writes them into docs/PYTORCH.md);
 4. the tuned weights are written back into a copy of that graph, which is quantized by the same
    ORT PTQ as every other step (same recipe) at the activation ranges it was trained at.
 

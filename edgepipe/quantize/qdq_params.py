@@ -53,9 +53,12 @@ def activation_qparams(path: Path) -> dict[str, QParams]:
     import onnx
 
     model = onnx.load(str(path))
-    constants = _constants(model)
+    return _activations(model, _constants(model))
+
+
+def _activations(model: object, constants: dict[str, np.ndarray]) -> dict[str, QParams]:
     found = {}
-    for node in model.graph.node:
+    for node in model.graph.node:  # type: ignore[attr-defined]
         if node.op_type != "QuantizeLinear" or node.input[0] in constants or len(node.input) < 2:
             continue
         scale = constants.get(node.input[1])
@@ -109,4 +112,4 @@ def read_qdq(path: Path, float_graph: Path) -> QdqModel:
         scales[name] = scale.astype(np.float32)
     floats = _constants(onnx.load(str(float_graph)))
     originals = {name: floats[name] for name in constants if name in floats}
-    return QdqModel(activation_qparams(path), constants, scales, originals)
+    return QdqModel(_activations(model, values), constants, scales, originals)
