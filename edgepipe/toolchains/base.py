@@ -11,21 +11,28 @@ rejects is a result too (``compile_failed``), never an exception.
 
 from __future__ import annotations
 
+import copy
 import logging
 import shlex
 import subprocess
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
 from edgepipe.errors import UserError
+from edgepipe.hashing import sha256_of
 from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
 
 log = logging.getLogger(__name__)
 
 CompileStatus = Literal["compiled", "compile_failed", "failed", "not installed"]
+#: Results the compiler itself decided (not a timeout or a broken environment): the same again for the same input.
+_DETERMINED: tuple[CompileStatus, ...] = ("compiled", "compile_failed")
+#: How many compile results one process keeps (a fleet worker builds many models).
+_KEPT = 16
 
 
 @dataclass(frozen=True)
@@ -121,10 +128,30 @@ class Toolchain(ABC):
 
     def compile(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         """Compile ``model`` (whose graph edgepipe read as ``graph``) with ``options``; never raises for the
-        tool's own failures."""
+        tool's own failures.
+
+        A build compiles one file with one tool and the same options more than once (edge-box-npu and rk3588
+        deploy the same float ONNX to the same SoC; an Ethos-U target's placement check and its Vela estimate
+        compile alike), so a result the compiler decided is kept per process and given again, as a copy, for
+        the same bytes, tool version, options and adapter settings.
+        """
         tool = self.label(options)
         if not self.available():
             return CompileResult(tool=tool, status="not installed", detail=self.install_command)
+        key = (type(self).__name__, self.version(), tool, repr(sorted(vars(self).items())), sha256_of(model))
+        if key in _RESULTS:
+            _RESULTS.move_to_end(key)
+            log.info("%s: %s (same file compiled earlier in this process)", tool, _RESULTS[key].status)
+            return copy.deepcopy(_RESULTS[key])
+        result = self._compile_once(model, graph, options, workdir)
+        if result.status in _DETERMINED:
+            _RESULTS[key] = copy.deepcopy(result)
+            while len(_RESULTS) > _KEPT:
+                _RESULTS.popitem(last=False)
+        return result
+
+    def _compile_once(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
+        tool = self.label(options)
         workdir.mkdir(parents=True, exist_ok=True)
         try:
             result = self.compile_impl(model, graph, options, workdir)
@@ -142,6 +169,9 @@ class Toolchain(ABC):
     @abstractmethod
     def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         """Run the tool; return its placement by node name of ``graph``."""
+
+
+_RESULTS: OrderedDict[tuple[str, ...], CompileResult] = OrderedDict()
 
 
 def split_vendor_tool(text: str) -> tuple[str, list[str]]:

@@ -156,3 +156,42 @@ def test_scalar_feature_maps_and_dynamic_inner_dims_stay_on_the_cpu(shapeless_mo
     result = vendor_verification(report, profile, shapeless_model, tmp_path)
     assert result is not None and result.status == "ran", result
     assert (result.compared, result.agree, result.extra["vendor_cpu"]) == (7, 7, 6.0), result.disagreements
+
+
+class _CountingVela(vela.Vela):
+    """The real Vela adapter, counting how often the compiler itself runs."""
+
+    runs = 0
+
+    def _compile_once(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        type(self).runs += 1
+        return super()._compile_once(*args, **kwargs)
+
+
+def test_one_file_with_one_tool_and_options_is_compiled_once_per_process(stress_tflite: Path,
+                                                                          tmp_path: Path) -> None:
+    # edge-box-npu and rk3588 deploy the same ONNX to the same SoC; an Ethos-U target's placement check and its
+    # Vela estimate compile alike: the second compile is the first one's result, the compiler not run again.
+    graph = read_graph(stress_tflite)
+    options, before = {"accelerator-config": "ethos-u55-64"}, _CountingVela.runs  # options no other test uses
+    first = _CountingVela().compile(stress_tflite, graph, options, tmp_path / "a")
+    again = _CountingVela().compile(stress_tflite, graph, options, tmp_path / "b")
+    assert first.status == "compiled" and again == first and _CountingVela.runs == before + 1
+    again.placement.clear()  # a copy: what one caller changes, the next does not see
+    assert _CountingVela().compile(stress_tflite, graph, options, tmp_path / "c") == first
+    other = _CountingVela().compile(stress_tflite, graph, {"accelerator-config": "ethos-u55-256"}, tmp_path / "d")
+    changed = tmp_path / "changed.tflite"
+    changed.write_bytes(stress_tflite.read_bytes() + b"\0")  # other bytes: compiled again
+    _CountingVela().compile(changed, graph, options, tmp_path / "e")
+    assert other.status == "compiled" and _CountingVela.runs == before + 3
+
+
+def test_a_compile_the_tool_did_not_finish_is_run_again(stress_tflite: Path, tmp_path: Path) -> None:
+    tool = _CountingVela()
+    tool.timeout_s = 0.001  # type: ignore[misc]
+    graph = read_graph(stress_tflite)
+    options, before = {"accelerator-config": "ethos-u55-32"}, _CountingVela.runs
+    assert tool.compile(stress_tflite, graph, options, tmp_path / "a").status == "failed"
+    del tool.timeout_s  # type: ignore[misc]
+    assert tool.compile(stress_tflite, graph, options, tmp_path / "b").status == "compiled"
+    assert _CountingVela.runs == before + 2
