@@ -232,6 +232,12 @@ def write_docs(text: str, markers: tuple[str, str] = (START, END), path: Path = 
     path.write_text(head + text + tail, encoding="utf-8")
 
 
+def role_of(entry: dict[str, object], target: str) -> str:
+    """A listed model's role on ``target``: "tuning" where its disagreements were looked at (``tuned_on``), else
+    its ``role``; read from agreement_models.toml on every run, so a reused row takes the model's role of now."""
+    return "tuning" if target in entry.get("tuned_on", []) else str(entry["role"])  # type: ignore[operator]
+
+
 def record_first_runs(files: list[Path]) -> list[Row]:
     """Merge the rows of ``files`` (runs of models while still held out, before anyone looked at their
     disagreements) into FIRST_RUNS; a (model, target) already recorded keeps its first row."""
@@ -271,7 +277,7 @@ def main() -> None:
     chosen = args.targets.split(",")
     out = args.out
     previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
-    kept = [Row(**r) for r in previous]
+    kept = [Row(**{**r, "role": role_of(listed[r["model"]], r["target"])}) for r in previous if r["model"] in listed]
     done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
     rows: list[Row] = [r for r in kept if (r.model, r.target) in done and r.model in wanted]
     for name in wanted:
@@ -281,7 +287,7 @@ def main() -> None:
             build(name, args.heldout if listed[name].get("source") == "heldout" else args.zoo, folder, targets)
         for target in [t for t in targets if (name, t) not in done]:
             found = artifacts(folder, BUILD_TARGET.get(target, target)) if folder.exists() else {}
-            row = measure(name, listed[name]["role"], target, found)
+            row = measure(name, role_of(listed[name], target), target, found)
             log.info("%-20s %-10s %-15s %5d/%-5d %s", name, target, row.status, row.agree, row.compared,
                      row.detail[:120])
             rows.append(row)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from edgepipe.errors import ModelLoadError
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 from edgepipe.support.onnx_branches import branch_ops, inline_known_branches, known_conditions
@@ -73,6 +75,34 @@ def _normalise(op: str, raw: dict[str, Any], inputs: tuple[TensorInfo, ...]) -> 
     return attrs
 
 
+def _constant_input(node: Any, position: int, initializers: dict[str, Any],
+                    values: dict[str, np.ndarray]) -> tuple[int, ...] | None:
+    """The integers of input ``position`` of ``node`` when it is a constant (an initializer or a folded value)."""
+    name = node.input[position] if len(node.input) > position else ""
+    if name in values:
+        return tuple(int(v) for v in np.asarray(values[name]).ravel())
+    if name in initializers:
+        from onnx import numpy_helper
+
+        return tuple(int(v) for v in numpy_helper.to_array(initializers[name]).ravel())
+    return None
+
+
+def _constant_operands(node: Any, attrs: dict[str, Any], initializers: dict[str, Any],
+                       values: dict[str, np.ndarray]) -> dict[str, Any]:
+    """A Pad's ``pads`` (every axis's start, then every axis's end: the attribute up to opset 10, the second
+    input from opset 11 on) and a Slice's ``steps`` (its fifth input), when they are constants; {} when they are
+    computed at run time (or absent: a Slice without steps has step 1)."""
+    if node.op_type == "Pad":
+        pads = tuple(int(v) for v in attrs["pads"]) if "pads" in attrs else \
+            _constant_input(node, 1, initializers, values)
+        return {"pads": pads} if pads is not None else {}
+    if node.op_type == "Slice" and len(node.input) > 4 and node.input[4]:
+        steps = _constant_input(node, 4, initializers, values)
+        return {"steps": steps} if steps is not None else {}
+    return {}
+
+
 def _macs(op: str, attrs: dict[str, Any], inputs: tuple[TensorInfo, ...], outputs: tuple[TensorInfo, ...]) -> int:
     """Multiply-accumulates of the compute-heavy ops; 0 for the rest."""
     out = outputs[0] if outputs else None
@@ -128,6 +158,7 @@ def read_onnx(path: Path) -> OpGraph:
                                                                          conditions)).items()
                       if info[1] is not None and None not in info[1] and infos.get(name, ("", None))[1] != info[1]})
     constants = {init.name for init in model.graph.initializer} | set(folded.values)
+    initializers = {init.name: init for init in model.graph.initializer}
     nodes: list[OpNode] = []
     for index, node in enumerate(model.graph.node):
         if node.op_type in _CONST_OPS or (node.op_type == "DequantizeLinear" and node.input[0] in constants):
@@ -140,6 +171,7 @@ def read_onnx(path: Path) -> OpGraph:
         inputs = tuple(tensor(n) for n in node.input if n)
         outputs = tuple(tensor(n) for n in node.output if n)
         attrs = _normalise(node.op_type, _attrs(node), inputs)
+        attrs.update(_constant_operands(node, attrs, initializers, folded.values))
         if index in folded.nodes:
             attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
         if node.op_type == "If" and node.input and node.input[0] in conditions:
@@ -147,7 +179,6 @@ def read_onnx(path: Path) -> OpGraph:
         nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,
                             inputs=inputs, outputs=outputs, attrs=attrs,
                             macs=_macs(node.op_type, attrs, inputs, outputs), layout="nchw"))
-    initializers = {i.name for i in model.graph.initializer}
     graph_inputs = tuple(TensorInfo(i.name, *infos[i.name]) for i in model.graph.input if i.name not in initializers)
     graph_outputs = tuple(TensorInfo(o.name, *infos[o.name]) for o in model.graph.output)
     return OpGraph("onnx", str(path), tuple(nodes), graph_inputs, graph_outputs)

@@ -81,11 +81,35 @@ def _upstream(graph: OpGraph, index: int, placed: dict[str, Placement]) -> Place
     return None
 
 
+#: Layer types the toolkit fuses elementwise ops into (an Add, a Relu), never a Pad or a Reshape.
+_COMPUTE_LAYERS = ("Conv", "MatMul", "Gemm", "FullyConnected")
+
+
+def _fused_into(graph: OpGraph, index: int, layer_ops: dict[str, str],
+                placed: dict[str, Placement]) -> Placement | None:
+    """The placement of the layer a node missing from the table was fused into, when a producer's layer is one
+    that takes such ops in: first one whose type names the node's op (an Add and its Relu after a Conv become
+    that Conv's "ConvAddRelu" layer), else a compute layer (a residual Add of a 1x1 Conv's own input is folded
+    into that Conv's weights: "ConvRelu"), whichever input of the node it feeds; None when no producer's layer
+    is either."""
+    producers = graph.producers()
+    found = [graph.nodes[producers[t.name]] for t in graph.nodes[index].activations_in if t.name in producers]
+    candidates = [p for p in found if p.name in placed and p.name in layer_ops]
+    op = graph.nodes[index].op
+    for fits in (lambda layer, p: op in layer and layer != p.op,
+                 lambda layer, p: any(kind in layer for kind in _COMPUTE_LAYERS)):
+        chosen = next((p for p in candidates if fits(layer_ops[p.name], p)), None)
+        if chosen is not None:
+            return placed[chosen.name]
+    return None
+
+
 def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[dict[str, Placement],
                                                                                 dict[str, Placement], int]:
     """(placement by edgepipe node, unmatched layers with their target, nodes placed through a fusion)."""
     names = {node.name for node in graph.nodes}
     direct: dict[str, set[str]] = {}
+    layer_ops: dict[str, str] = {}
     unmatched: dict[str, Placement] = {}
     for layer in log.layers:
         if layer.op in rknn_layers.IO_LAYERS:
@@ -95,6 +119,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
             unmatched[layer.name] = "cpu" if layer.target == "CPU" else "accelerator"
         for name in found:
             direct.setdefault(name, set()).add(layer.target)
+            layer_ops.setdefault(name, layer.op)
     placed: dict[str, Placement] = {n: "cpu" if "CPU" in t else "accelerator" for n, t in direct.items()}
     placed.update({n: "accelerator" for n in log.folded if n in names and n not in placed})
     for name in log.eliminated - log.inserted:  # merged away: runs nowhere at inference time, not a CPU op
@@ -102,7 +127,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
     fused = 0
     for node in graph.nodes:
         if node.name not in placed:
-            inherited = _upstream(graph, node.index, placed)
+            inherited = _fused_into(graph, node.index, layer_ops, placed) or _upstream(graph, node.index, placed)
             if inherited is not None:
                 placed[node.name] = inherited
                 fused += 1

@@ -46,14 +46,14 @@ def conv(tmp: Path, *, kernel: int = 3, stride: int = 1, dilation: int = 1, auto
 
 
 def single(tmp: Path, op: str, shapes: list[list[Any]], out_shape: list[Any] | None = None, dtype: int = 1,
-           consts: dict[str, np.ndarray] | None = None, **attrs: Any) -> tuple[OpNode, OpGraph]:
+           consts: dict[str, np.ndarray] | None = None, opset: int = 13, **attrs: Any) -> tuple[OpNode, OpGraph]:
     """One node of ``op`` reading inputs x0, x1, … of ``shapes`` (plus constants) and writing ``y``."""
     from onnx import helper
 
     names = [f"x{i}" for i in range(len(shapes))]
     node = helper.make_node(op, [*names, *(consts or {})], ["y"], name=op.lower(), **attrs)
     graph = onnx_graph(tmp, [node], {n: (s, dtype) for n, s in zip(names, shapes)},
-                       {"y": (out_shape or [], dtype)}, consts)
+                       {"y": (out_shape or [], dtype)}, consts, opset)
     return graph.nodes[0], graph
 
 

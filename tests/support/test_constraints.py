@@ -444,6 +444,57 @@ def test_keeps_an_axis(tmp_path: Path) -> None:
     assert verdict("keeps_an_axis", node, graph, True)[0]
 
 
+@pytest.mark.parametrize(("channels", "pads", "ok"), [
+    (24, [0, 0, 0, 0, 0, 4, 0, 0], False),  # BlazeFace's channel_padding: 24 -> 28 channels at the end
+    (32, [0, 0, 0, 0, 0, 4, 0, 0], True),
+    (24, [0, 4, 0, 0, 0, 4, 0, 0], True),
+    (16, [0, 4, 1, 1, 0, 0, 1, 1], False),
+    (24, [0, 0, 1, 1, 0, 0, 1, 1], True),
+])
+def test_channel_pad_aligned(tmp_path: Path, channels: int, pads: list[int], ok: bool) -> None:
+    node, graph = single(tmp_path, "Pad", [[1, channels, 8, 8]], consts={"pads": np.array(pads, np.int64)})
+    assert node.attrs["pads"] == tuple(pads)
+    assert verdict("channel_pad_aligned", node, graph, 16)[0] is ok
+
+
+def test_channel_pad_aligned_reads_the_pads_attribute_of_old_opsets_and_passes_run_time_pads(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Pad", [[1, 24, 8, 8]], pads=[0, 0, 0, 0, 0, 4, 0, 0], opset=10)
+    expected = (False, "Pad adds 4 channels after 24, not a multiple of 16")
+    assert verdict("channel_pad_aligned", node, graph, 16) == expected
+    node, graph = single(tmp_path, "Pad", [[1, 24, 8, 8], [8]])  # pads computed at run time: nothing to judge
+    assert "pads" not in node.attrs and verdict("channel_pad_aligned", node, graph, 16)[0]
+
+
+def test_output_columns_multiple(tmp_path: Path) -> None:
+    consts = {"w": np.ones((24, 8), np.float32)}
+    node, graph = single(tmp_path, "Gemm", [[1, 8]], [1, 24], consts=consts, transB=1)
+    expected = (False, "Gemm writes graph output 'y' of 24 columns, not a multiple of 16")
+    assert verdict("output_columns_multiple", node, graph, 16) == expected
+    assert verdict("output_columns_multiple", node, graph, 8) == (True, "24 columns")
+
+
+def test_strided_after_strided(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    def strided(name: str, source: str) -> list[str]:  # the Slice's inputs; its constants are in ``consts``
+        return [source, f"{name}_s", f"{name}_e", f"{name}_a", f"{name}_t"]
+
+    consts = {f"{n}_{k}": np.array([v], np.int64) for n, axis, step in (("h", 2, 2), ("w", 3, 2), ("one", 2, 1))
+              for k, v in (("s", 0), ("e", 2 ** 62), ("a", axis), ("t", step))}
+    graph = onnx_graph(tmp_path, [helper.make_node("Slice", strided("h", "x"), ["a"], name="h"),
+                                  helper.make_node("Slice", strided("w", "a"), ["b"], name="w"),
+                                  helper.make_node("Slice", strided("one", "x"), ["c"], name="one")],
+                       {"x": ([1, 3, 8, 8], FLOAT)}, {"b": ([1, 3, 4, 4], FLOAT), "c": ([1, 3, 8, 8], FLOAT)}, consts)
+    first, second, plain = graph.nodes
+    assert first.attrs["steps"] == (2,)
+    assert verdict("strided_after_strided", first, graph, True) == (
+        False, "Slice of steps [2] reads 'x', not a strided Slice's output")
+    assert verdict("strided_after_strided", second, graph, True) == (True, "reads a strided Slice")
+    assert verdict("strided_after_strided", plain, graph, True)[0]
+
+
 def test_elements_min(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Flatten", [[1, 4]], [1, 4])
     assert verdict("elements_min", node, graph, 16) == (False, "Flatten writes 'y' of 4 elements < 16")

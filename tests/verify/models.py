@@ -249,3 +249,89 @@ def runtime_if_onnx(path: Path, branch_mean: bool = False) -> Path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def channel_pads_onnx(path: Path, pads: list[tuple[int, int, int, int]], size: int = 16) -> Path:
+    """One branch per (channels, before, after, spatial) of ``pads``: Conv(3->channels), a Pad adding ``before``
+    and ``after`` channels (and ``spatial`` pixels on every side), and a residual block after it as BlazeFace
+    has: Add(the Pad, a Conv of the padded channels) then Relu, which the compiler fuses into a "ConvAddRelu"
+    layer whichever input of the Add the Conv is."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, outputs = [], [], []
+    for i, (channels, before, after, spatial) in enumerate(pads):
+        padded, side = channels + before + after, size + 2 * spatial
+        inits += [numpy_helper.from_array(rng.normal(0, 0.3, (channels, 3, 3, 3)).astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(np.array([0, before, spatial, spatial, 0, after, spatial, spatial],
+                                                   np.int64), f"pads{i}"),
+                  numpy_helper.from_array(rng.normal(0, 0.3, (padded, padded, 1, 1)).astype(np.float32), f"v{i}")]
+        name = f"pad_c{channels}_b{before}_a{after}_s{spatial}"
+        nodes += [helper.make_node("Conv", ["x", f"w{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]),
+                  helper.make_node("Pad", [f"c{i}", f"pads{i}"], [f"p{i}"], name=name),
+                  helper.make_node("Conv", [f"p{i}", f"v{i}"], [f"d{i}"], name=f"residual{i}"),
+                  helper.make_node("Add", [f"p{i}", f"d{i}"], [f"a{i}"], name=f"add{i}"),
+                  helper.make_node("Relu", [f"a{i}"], [f"y{i}"], name=f"relu{i}")]
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [1, padded, side, side]))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])]
+    graph = helper.make_graph(nodes, "channel_pads", inputs, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def focus_onnx(path: Path, size: int = 32) -> Path:
+    """YOLOv5's "Focus" input: four pairs of step-2 Slices (H, then W) of the image, concatenated and convolved;
+    beside it a step-2 Slice of a Conv's output, convolved again."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+
+    def strided(name: str, source: str, axis: int, start: int) -> None:
+        names = [f"{name}_{k}" for k in ("starts", "ends", "axes", "steps")]
+        inits.extend(numpy_helper.from_array(np.array([v], np.int64), n)
+                     for n, v in zip(names, (start, 2 ** 62, axis, 2), strict=True))
+        nodes.append(helper.make_node("Slice", [source, *names], [name], name=name))
+
+    for i, (row, column) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+        strided(f"rows{i}", "x", 2, row)
+        strided(f"cols{i}", f"rows{i}", 3, column)
+    inits += [numpy_helper.from_array(rng.normal(0, 0.3, (8, 12, 3, 3)).astype(np.float32), "w_focus"),
+              numpy_helper.from_array(rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "w_stem"),
+              numpy_helper.from_array(rng.normal(0, 0.3, (8, 8, 3, 3)).astype(np.float32), "w_after")]
+    nodes += [helper.make_node("Concat", [f"cols{i}" for i in range(4)], ["focus"], name="focus", axis=1),
+              helper.make_node("Conv", ["focus", "w_focus"], ["y"], name="focus_conv", pads=[1, 1, 1, 1]),
+              helper.make_node("Conv", ["x", "w_stem"], ["stem"], name="stem_conv", pads=[1, 1, 1, 1])]
+    strided("stem_rows", "stem", 2, 0)
+    nodes.append(helper.make_node("Conv", ["stem_rows", "w_after"], ["z"], name="after_conv", pads=[1, 1, 1, 1]))
+    half = size // 2
+    image = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])
+    graph = helper.make_graph(nodes, "focus", [image],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, half, half]),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 8, half, size])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def gemm_heads_onnx(path: Path, columns: list[int], features: int = 64) -> Path:
+    """A feature vector and one Gemm head per width of ``columns`` writing a graph output (a classifier, a
+    presence score), plus one Gemm of each width read by a Sigmoid (not a graph output itself)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, outputs = [], [], []
+    for n in columns:
+        inits += [numpy_helper.from_array(rng.normal(0, 0.1, (n, features)).astype(np.float32), f"w{n}"),
+                  numpy_helper.from_array(rng.normal(0, 0.1, (n, features)).astype(np.float32), f"v{n}")]
+        nodes += [helper.make_node("Gemm", ["x", f"w{n}"], [f"head{n}"], name=f"head{n}", transB=1),
+                  helper.make_node("Gemm", ["x", f"v{n}"], [f"inner{n}"], name=f"inner{n}", transB=1),
+                  helper.make_node("Sigmoid", [f"inner{n}"], [f"score{n}"], name=f"sigmoid{n}")]
+        outputs += [helper.make_tensor_value_info(f"head{n}", TensorProto.FLOAT, [1, n]),
+                    helper.make_tensor_value_info(f"score{n}", TensorProto.FLOAT, [1, n])]
+    graph = helper.make_graph(nodes, "gemm_heads", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                  [1, features])], outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

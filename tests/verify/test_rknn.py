@@ -22,7 +22,10 @@ from edgepipe.verify import vendor_verification
 from tests.support.graphs import squeeze_if_onnx
 from tests.verify.models import (
     LABELS_NAME,
+    channel_pads_onnx,
     conv_net_onnx,
+    focus_onnx,
+    gemm_heads_onnx,
     labelled_head_onnx,
     runtime_if_onnx,
     spp_onnx,
@@ -147,6 +150,39 @@ def test_max_pools_of_any_kernel_run_on_the_npu(rknn_installed: Rknn, tmp_path: 
     (probed with rknn-toolkit2 2.5.0 up to kernel 63); edgepipe once put every MaxPool above 7x7 on the CPU."""
     model = spp_onnx(tmp_path / "spp.onnx", [(5, 1), (9, 1), (13, 1), (9, 2), (13, 3)])
     assert _agreement(model, target, tmp_path / "w")[0] == {}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_channel_pads_run_on_the_npu_only_where_the_toolkit_runs_them(rknn_installed: Rknn, tmp_path: Path,
+                                                                      target: str) -> None:
+    """BlazeFace's "channel_padding" (24 -> 28 channels, then a residual Add and Relu): probed with rknn-toolkit2
+    2.5.0 on both SoCs, a Pad adding channels only at the end runs on the NPU when the channel count is a
+    multiple of 16; one adding channels at the start runs there too unless it also pads H and W. edgepipe once
+    put them all on the NPU, and read the Add and Relu the toolkit fuses into the Conv's "ConvAddRelu" layer as
+    placed where the Pad is."""
+    model = channel_pads_onnx(tmp_path / "pads.onnx", [(24, 0, 4, 0), (32, 0, 4, 0), (48, 0, 8, 0), (40, 0, 8, 0),
+                                                      (24, 4, 4, 0), (32, 0, 4, 1), (16, 4, 0, 1), (24, 0, 0, 1)])
+    assert _agreement(model, target, tmp_path / "w")[0] == {"Pad": 3}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_strided_slices_run_on_the_cpu_unless_they_read_a_strided_slice(rknn_installed: Rknn, tmp_path: Path,
+                                                                        target: str) -> None:
+    """ddddocr's YOLOv5 "Focus" input: the toolkit runs the first step-2 Slice of each pair (of the image) on the
+    CPU and the second (of the first's output) on the NPU, and a step-2 Slice of a Conv's output on the CPU;
+    edgepipe once put them all on the NPU."""
+    assert _agreement(focus_onnx(tmp_path / "focus.onnx"), target, tmp_path / "w")[0] == {"Slice": 5}
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Gemm": 3}), ("rk3576", {})])
+def test_gemm_heads_of_unaligned_width_end_on_the_cpu_on_rk3588(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                                cpu_ops: dict[str, int]) -> None:
+    """MediaPipe hand_landmark's presence and handedness heads (Gemm to 1 column): rknn-toolkit2 2.5.0 runs a
+    Gemm as a Conv and, at a graph output, reshapes it back to 2-D; on RK3588 that Reshape runs on the CPU unless
+    the width is a multiple of 16 (1, 24 and 1000 here; 16 and 1008 not), on RK3576 on the NPU. A Gemm read by
+    another op keeps 4-D and runs on the NPU."""
+    model = gemm_heads_onnx(tmp_path / "heads.onnx", [1, 16, 24, 1000, 1008])
+    assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:

@@ -301,6 +301,57 @@ def keeps_an_axis(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     return not whole, f"{node.op} reduces {node.inputs[0].shape} to one value" if whole else "keeps an axis"
 
 
+@constraint
+def channel_pad_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A Pad that adds channels (axis 1 of a 4-D tensor) only after the last one reads a channel count that is a
+    multiple of {param}; one that adds channels before the first pads no spatial axis as well (rknn-toolkit2
+    2.5.0 runs the other channel pads, e.g. MobileNet/BlazeFace's "channel_padding" of 24 to 28 channels, on the
+    CPU)."""
+    pads = node.attrs.get("pads")
+    shape = node.inputs[0].shape if node.inputs else None
+    if not pads or len(pads) != 8 or not shape or len(shape) != 4:
+        return True, "not a 4-D Pad with constant pads"
+    before, after, spatial = pads[1], pads[5], any(pads[i] for i in (2, 3, 6, 7))
+    channels = shape[1]
+    if after and not before and isinstance(channels, int) and channels % multiple:
+        return False, f"Pad adds {after} channels after {channels}, not a multiple of {multiple}"
+    if before and spatial:
+        return False, f"Pad adds {before} channels before the first and pads spatial axes too"
+    return True, "channel pad the NPU runs" if before or after else "no channel padding"
+
+
+@constraint
+def output_columns_multiple(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A Gemm that writes a graph output writes a number of columns that is a multiple of {param} (rknn-toolkit2
+    2.5.0 runs a Gemm as a Conv; the Reshape back to 2-D it adds at a graph output of other widths, a 1000-class
+    head or a hand-presence score, runs on the CPU)."""
+    names = graph.output_names()
+    written = [t for t in node.outputs if t.name in names and t.shape is not None and len(t.shape) == 2]
+    columns = written[0].shape[-1] if written else None  # type: ignore[index]
+    if not isinstance(columns, int) or columns % multiple == 0:
+        return True, "not a 2-D graph output" if columns is None else f"{columns} columns"
+    return False, f"Gemm writes graph output '{written[0].name}' of {columns} columns, not a multiple of {multiple}"
+
+
+def _strided(node: OpNode | None) -> bool:
+    return node is not None and node.op == "Slice" and any(abs(s) > 1 for s in node.attrs.get("steps") or ())
+
+
+@constraint
+def strided_after_strided(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A Slice with a step above 1 reads the output of another such Slice (rknn-toolkit2 2.5.0 runs a strided
+    Slice of a graph input or of a Conv's output on the CPU, as the first Slices of YOLOv5's "Focus"; the second
+    Slice of each pair, which reads the first, runs on the NPU)."""
+    if not required or not _strided(node):
+        return True, "step 1" if node.attrs.get("steps") else "no constant steps"
+    producers = graph.producers()
+    source = node.inputs[0].name if node.inputs else ""
+    before = graph.nodes[producers[source]] if source in producers else None
+    if _strided(before):
+        return True, "reads a strided Slice"
+    return False, f"Slice of steps {list(node.attrs['steps'])} reads '{source}', not a strided Slice's output"
+
+
 #: Ops rknn-toolkit2 turns into Reshape layers (two in a row it merges into one).
 _RESHAPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten"})
 
