@@ -138,7 +138,7 @@ class Toolchain(ABC):
         tool = self.label(options)
         if not self.available():
             return CompileResult(tool=tool, status="not installed", detail=self.install_command)
-        key = (type(self).__name__, self.version(), tool, repr(sorted(vars(self).items())), sha256_of(model))
+        key = (type(self).__name__, self.version() or "", tool, repr(sorted(vars(self).items())), sha256_of(model))
         if key in _RESULTS:
             _RESULTS.move_to_end(key)
             log.info("%s: %s (same file compiled earlier in this process)", tool, _RESULTS[key].status)
