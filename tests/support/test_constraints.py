@@ -495,11 +495,100 @@ def test_strided_after_strided(tmp_path: Path) -> None:
     assert verdict("strided_after_strided", plain, graph, True)[0]
 
 
-def test_elements_min(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("shape", "to", "npu"), [
+    ([1, 12, 12, 6], [1, 864, 1], False),  # palm_detection's 12 x 12 classifier head before its Concat
+    ([1, 24, 24, 2], [1, 1152, 1], True),  # its 24 x 24 one: an H x W of 576
+    ([1, 12, 12, 6], [1, 18, 8, 6], True),  # W kept as the last axis
+    ([1, 8, 12, 6], [1, 8, 72, 1], False),
+    ([1, 4, 1, 1], [1, 1, 1, 4], True),  # hand_recrop's output: a 1 x 1 plane into one channel
+    ([1, 4, 1, 1], [1, 2, 1, 2], False),
+    ([1, 32, 1, 1], [1, 32], True), ([1, 24, 1, 1], [1, 24], False),  # a classifier's flatten
+    ([1, 4], [1, 1, 4], False), ([1, 16], [1, 1, 16], True)])  # not 4-D: the element count
+def test_reshape_layout_aligned(tmp_path: Path, shape: list[int], to: list[int], npu: bool) -> None:
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/verify/test_rknn.py)."""
+    node, graph = single(tmp_path, "Reshape", [shape], to, consts={"shape": np.array(to, np.int64)})
+    assert verdict("reshape_layout_aligned", node, graph, 16)[0] is npu
+
+
+@pytest.mark.parametrize(("shape", "to", "npu"), [
+    ([1, 8, 12, 6], [1, 8, 72], True),  # PicoDet's and PP-OCR's heads: H x W flattened, then transposed
+    ([1, 8, 12, 6], [1, 576, 1], False),  # a last axis of 1 from an unaligned plane
+    ([1, 8, 12, 8], [1, 768, 1], True),
+    ([1, 4, 1, 1], [1, 1, 4], False)])  # 4 elements
+def test_reshape_layout_aligned_read_by_another_op(tmp_path: Path, shape: list[int], to: list[int],
+                                                   npu: bool) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    graph = onnx_graph(tmp_path, [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+                                  helper.make_node("Transpose", ["r"], ["y"], name="transpose", perm=[0, 2, 1])],
+                       {"x": (shape, FLOAT)}, {"y": ([to[0], to[2], to[1]], FLOAT)},
+                       {"shape": np.array(to, np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)[0] is npu
+
+
+@pytest.mark.parametrize(("shape", "to", "npu"), [
+    ([1, 12, 12, 6], [1, 864, 1], False),  # palm_detection's 12 x 12 classifier head
+    ([1, 6, 13, 13], [1, 6, 169], True)])  # ddddocr_det's (YOLO) 13 x 13 head, concatenated on the last axis
+def test_reshape_layout_aligned_read_by_a_concat(tmp_path: Path, shape: list[int], to: list[int], npu: bool) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    axis = 1 if to[-1] == 1 else 2
+    joined = [to[0], to[1] * 2, to[2]] if axis == 1 else [to[0], to[1], to[2] * 2]
+    graph = onnx_graph(tmp_path, [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+                                  helper.make_node("Concat", ["r", "r"], ["y"], name="concat", axis=axis)],
+                       {"x": (shape, FLOAT)}, {"y": (joined, FLOAT)}, {"shape": np.array(to, np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)[0] is npu
+
+
+def _heads(tmp_path: Path, planes: list[list[int]], flat: list[list[int]], axis: int) -> OpGraph:
+    """One Reshape per head, from ``planes[i]`` to ``flat[i]``, and a Concat of them on ``axis`` (a detector's
+    outputs over three scales)."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    nodes = [helper.make_node("Reshape", [f"x{i}", f"s{i}"], [f"r{i}"], name=f"reshape{i}") for i in range(len(flat))]
+    nodes.append(helper.make_node("Concat", [f"r{i}" for i in range(len(flat))], ["y"], name="concat", axis=axis))
+    joined = list(flat[0])
+    joined[axis] = sum(f[axis] for f in flat)
+    return onnx_graph(tmp_path, nodes, {f"x{i}": (p, FLOAT) for i, p in enumerate(planes)}, {"y": (joined, FLOAT)},
+                      {f"s{i}": np.array(f, np.int64) for i, f in enumerate(flat)})
+
+
+def test_reshape_layout_aligned_judges_a_concat_input_in_the_toolkits_4d_form(tmp_path: Path) -> None:
+    """rknn-toolkit2 2.5.0 (unsqueeze_to_4d_concat) reshapes each Concat input into the 4-D shape of the first
+    input's source, resized along the concatenated axis; that reshape follows the plane rule. ddddocr_det (YOLO):
+    heads [1, 6, 52 x 52], [1, 6, 26 x 26], [1, 6, 13 x 13] on the last axis: the first is left as it is, the
+    26 x 26 one becomes [1, 6, 13, 52] and runs on the CPU, 169 does not divide by 52 and stays on the NPU."""
+    graph = _heads(tmp_path, [[1, 6, 52, 52], [1, 6, 26, 26], [1, 6, 13, 13]], [[1, 6, 2704], [1, 6, 676],
+                                                                                 [1, 6, 169]], 2)
+    got = [verdict("reshape_layout_aligned", n, graph, 16) for n in graph.nodes[:3]]
+    assert [ok for ok, _ in got] == [True, False, True]
+    assert got[1][1] == "reads [1, 6, 26, 26] (H x W = 676, not a multiple of 16) into [1, 6, 13, 52]"
+    # palm_detection: [1, 1152, 1] from [1, 24, 24, 2], then [1, 864, 1] from [1, 12, 12, 6] -> [1, 18, 24, 2]
+    graph = _heads(tmp_path, [[1, 24, 24, 2], [1, 12, 12, 6]], [[1, 1152, 1], [1, 864, 1]], 1)
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16) == (
+        False, "reads [1, 12, 12, 6] (H x W = 72, not a multiple of 16) into [1, 18, 24, 2]")
+    graph = _heads(tmp_path, [[1, 24, 24, 36], [1, 12, 12, 108]], [[1, 1152, 18], [1, 864, 18]], 1)
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0]
+
+
+def test_reshape_layout_aligned_says_why(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Reshape", [[1, 12, 12, 6]], [1, 864, 1],
+                         consts={"shape": np.array([1, 864, 1], np.int64)})
+    assert verdict("reshape_layout_aligned", node, graph, 16) == (
+        False, "reads [1, 12, 12, 6] (H x W = 72, not a multiple of 16) into [1, 864, 1]")
     node, graph = single(tmp_path, "Flatten", [[1, 4]], [1, 4])
-    assert verdict("elements_min", node, graph, 16) == (False, "Flatten writes 'y' of 4 elements < 16")
-    node, graph = single(tmp_path, "Flatten", [[1, 16]], [1, 16])
-    assert verdict("elements_min", node, graph, 16)[0]
+    assert verdict("reshape_layout_aligned", node, graph, 16) == (False, "Flatten writes 'y' of 4 elements < 16")
+
+
+def test_reshape_layout_aligned_merges_with_the_reshape_after_it(tmp_path: Path) -> None:
+    """rknn-toolkit2 2.5.0 merges two reshapes, also across an Identity it drops (probe graphs, and PP-OCRv2's
+    classifier output after its Softmax); a small reshape before the graph's output stays on the CPU."""
     from onnx import helper
 
     from tests.support.graphs import onnx_graph
@@ -507,23 +596,14 @@ def test_elements_min(tmp_path: Path) -> None:
     graph = onnx_graph(tmp_path, [helper.make_node("Flatten", ["x"], ["t"], name="first"),
                                   helper.make_node("Flatten", ["t"], ["y"], name="second")],
                        {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
-    assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
-    assert not verdict("elements_min", graph.nodes[1], graph, 16)[0]
-
-
-def test_elements_min_looks_through_identity(tmp_path: Path) -> None:
-    """rknn-toolkit2 2.5.0 drops an Identity (probe graphs, and PP-OCRv2's classifier output after its Softmax): a
-    small reshape before one merges with the reshape after it, and one before the graph's output stays on the CPU."""
-    from onnx import helper
-
-    from tests.support.graphs import onnx_graph
-
+    assert verdict("reshape_layout_aligned", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
+    assert not verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0]
     nodes = [helper.make_node("Flatten", ["x"], ["t"], name="first"), helper.make_node("Identity", ["t"], ["u"]),
              helper.make_node("Flatten", ["u"], ["y"], name="second")]
     graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4], FLOAT)}, {"y": ([1, 4], FLOAT)})
-    assert verdict("elements_min", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
+    assert verdict("reshape_layout_aligned", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
     graph = onnx_graph(tmp_path, nodes[:2], {"x": ([1, 4], FLOAT)}, {"u": ([1, 4], FLOAT)})
-    assert not verdict("elements_min", graph.nodes[0], graph, 16)[0]
+    assert not verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)[0]
 
 
 def test_keeps_every_element(tmp_path: Path) -> None:

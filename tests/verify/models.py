@@ -335,3 +335,30 @@ def gemm_heads_onnx(path: Path, columns: list[int], features: int = 64) -> Path:
                                                                                   [1, features])], outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def plane_reshapes_onnx(path: Path, cases: list[tuple[tuple[int, int, int], tuple[int, ...]]],
+                        transposed: int = 0) -> Path:
+    """One branch per case ``((C, H, W), shape)``: an input of 8 channels and H x W, a 1x1 Conv to C channels and
+    a Reshape of that [1, C, H, W] tensor to ``shape``, written as a graph output (palm_detection's and
+    hand_recrop's heads); in the last ``transposed`` cases (3-D shapes) a Transpose of the last two axes reads
+    the Reshape and writes the output (PicoDet's and PP-OCR's heads)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, inputs, outputs = [], [], [], []
+    for i, ((c, h, w), shape) in enumerate(cases):
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [1, 8, h, w]))
+        inits += [numpy_helper.from_array(rng.normal(0, 0.1, (c, 8, 1, 1)).astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(np.array(shape, np.int64), f"s{i}")]
+        nodes += [helper.make_node("Conv", [f"x{i}", f"w{i}"], [f"c{i}"], name=f"conv{i}"),
+                  helper.make_node("Reshape", [f"c{i}", f"s{i}"], [f"r{i}"], name=f"reshape{i}")]
+        if i >= len(cases) - transposed:
+            nodes.append(helper.make_node("Transpose", [f"r{i}"], [f"t{i}"], name=f"transpose{i}", perm=[0, 2, 1]))
+            outputs.append(helper.make_tensor_value_info(f"t{i}", TensorProto.FLOAT, [1, shape[2], shape[1]]))
+        else:
+            outputs.append(helper.make_tensor_value_info(f"r{i}", TensorProto.FLOAT, list(shape)))
+    graph = helper.make_graph(nodes, "plane_reshapes", inputs, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

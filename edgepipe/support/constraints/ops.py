@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from edgepipe.support.constraints import Verdict, constraint
 from edgepipe.support.constraints.tensors import RESOURCE_DTYPES
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
@@ -368,16 +370,94 @@ def _readers_through_no_ops(node: OpNode, graph: OpGraph) -> list[OpNode]:
     return found
 
 
+def _plane_reshape_verdict(shape: list[int], out: list[int] | None, multiple: int) -> Verdict:
+    """Whether RK3588's NPU reshapes a 4-D [N, C, H, W] tensor into ``out`` (see reshape_layout_aligned)."""
+    channels, plane = shape[1], shape[2] * shape[3]
+    if out is not None and len(out) == 4 and out[-1] == shape[-1]:
+        return True, "keeps the last axis"
+    if plane % multiple == 0:
+        return True, f"reads an H x W plane of {plane} elements"
+    if plane == 1 and (channels % multiple == 0 or (out is not None and len(out) == 4 and out[1] == 1)):
+        return True, f"reads {channels} channels of a 1 x 1 plane"
+    return False, f"reads {shape} (H x W = {plane}, not a multiple of {multiple}) into {out}"
+
+
+def _covered_dims(source: list[int], flat: list[int], axis: int) -> list[int] | None:
+    """The axes of the 4-D ``source`` that axis ``axis`` of its reshape ``flat`` covers, matching sizes from the
+    right (size-1 axes of ``flat`` cover nothing); None where the sizes do not line up."""
+    groups: list[list[int]] = []
+    j = len(source) - 1
+    for size in reversed(flat):
+        group: list[int] = []
+        product = 1
+        while size != 1 and product < size and j >= 0:
+            product, group = product * source[j], [j, *group]
+            j -= 1
+        if product != size:
+            return None
+        groups.insert(0, group)
+    return groups[axis] or None
+
+
+def _ints(shape: tuple[int | None, ...] | None) -> list[int] | None:
+    """A static shape as a list, or None."""
+    return None if shape is None or any(d is None for d in shape) else [int(d) for d in shape if d is not None]
+
+
+def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | None:
+    """The 4-D shape rknn-toolkit2's unsqueeze_to_4d_concat reshapes ``node``'s output into as an input of
+    ``concat``: the 4-D tensor the Concat's first input was reshaped from, resized along the concatenated axis
+    (palm_detection: [1, 864, 1] next to [1, 1152, 1] from [1, 24, 24, 2] becomes [1, 18, 24, 2]). None for the
+    first input itself, whose reshape the toolkit removes, and where the sizes do not divide (then it leaves
+    the input as it is)."""
+    first = _writer(concat, graph, 0)
+    if first is None or first is node or first.op not in _RESHAPES or not first.inputs or not first.outputs:
+        return None
+    source, flat, out = _ints(first.inputs[0].shape), _ints(first.outputs[0].shape), _ints(node.outputs[0].shape)
+    if source is None or flat is None or out is None or len(source) != 4 or len(flat) != len(out):
+        return None
+    axis = int(concat.attrs.get("axis", 0)) % len(flat)
+    covered = _covered_dims(source, flat, axis)
+    if covered is None or any(o != f for k, (o, f) in enumerate(zip(out, flat)) if k != axis):
+        return None
+    inner = math.prod(source[k] for k in covered[1:])
+    if out[axis] % inner:
+        return None
+    form = list(source)
+    form[covered[0]] = out[axis] // inner
+    return form
+
+
 @constraint
-def elements_min(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
-    """The op's output has at least {param} elements, or only reshapes read it (the compiler runs a reshape of a
-    smaller tensor, e.g. a score or a state vector, on the CPU, unless it merges it with the reshape after it,
-    also across an Identity or a reduction of size-1 axes, which it drops)."""
-    small = [t for t in node.outputs if t.static and t.elements < limit]
+def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D
+    output, reads an H x W plane of a multiple of {param} elements, or reads a 1 x 1 plane of a multiple of {param}
+    channels or into one output channel; one to a lower rank read by other ops writes at least {param} elements
+    and, when its last axis is 1, reads such a plane; a reshape of another rank writes at least {param} elements;
+    or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the others on the CPU, e.g. palm_detection's
+    12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24 channels at a graph output, a score
+    of 4 elements, unless it merges them with the reshape after it, also across an Identity or a reduction of
+    size-1 axes, which it drops; it runs a flatten of H x W read by a Transpose or a Concat, as in PP-OCR, PicoDet
+    and YOLO heads, on the NPU)."""
+    data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
+    shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
+    if written is None or shape is None or out is None:
+        return True, "no static shapes"
     readers = _readers_through_no_ops(node, graph)
-    if not small or (readers and all(r.op in _RESHAPES for r in readers)):
-        return True, "large enough" if not small else "merged with the reshape after it"
-    return False, f"{node.op} writes '{small[0].name}' of {small[0].elements} elements < {limit}"
+    if readers and all(r.op in _RESHAPES for r in readers):
+        return True, "merged with the reshape after it"
+    small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
+    if len(shape) != 4 or shape[0] != 1:
+        return small if written.elements < multiple else (True, "large enough")
+    plane = _plane_reshape_verdict(shape, out, multiple)
+    if len(out) == 4 or written.name in graph.output_names():
+        return plane
+    if written.elements < multiple:
+        return small
+    forms = [f for r in readers if r.op == "Concat" for f in [_concat_form(node, graph, r)] if f is not None]
+    if forms:
+        return _plane_reshape_verdict(shape, forms[0], multiple)
+    return plane if out[-1] == 1 else (True, f"flattens {shape} into {out} for the op after it")
 
 
 @constraint
