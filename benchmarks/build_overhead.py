@@ -1,7 +1,7 @@
 """Time ``edgepipe build`` against the raw tool calls it makes, on the reference model and on real zoo models.
 
-Every command runs as a fresh process, alternating (edgepipe, raw, [edgepipe --all-targets]) round after
-round, so load drifting on a shared machine hits all of them alike; min/median/max wall time (s) per
+Every command runs as a fresh process, alternating (raw, edgepipe, [edgepipe --all-targets, raw + vendors])
+round after round, so load drifting on a shared machine hits all of them alike; min/median/max wall time (s) per
 column, the ratio of medians, each build's peak RSS (the largest process of it, from ``wait4``), and
 the stage profile of the last edgepipe build (report.json ``stages``).
 
@@ -12,6 +12,9 @@ the stage profile of the last edgepipe build (report.json ``stages``).
   for host-cpu and ethos-u55 vs. the raw calls it wraps: ONNX Runtime quant_pre_process +
   quantize_static (QDQ, per-channel, int8) and onnx2tf float + full-integer TFLite with the same
   calibration data, on the static-shape float ONNX edgepipe exports (made once, untimed).
+- With ``--all-targets``, ``edgepipe build --all-targets`` against the same raw calls followed by the vendor
+  compilers that build runs (``RAW_VENDORS``: Vela for both Ethos-U targets, the QNN HTP emulator, rknn-toolkit2
+  for rk3588 and rk3576 with its simulator's accuracy analysis), so the ratio shows what edgepipe adds to them.
 
 Run: ``python benchmarks/build_overhead.py --runs 5 --all-targets --write digits /work/zoo/ppocr_v5_det``.
 """
@@ -30,13 +33,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "PERFORMANCE.md"
 BEGIN, END = "<!-- build_overhead.py:begin -->", "<!-- build_overhead.py:end -->"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from build_overhead_raw import RAW_KERAS, RAW_ONNX  # noqa: E402 - the scripts live beside this one
+from build_overhead_raw import RAW_KERAS, RAW_ONNX, RAW_VENDORS  # noqa: E402 - the scripts live beside this one
 from host_int8 import machine  # noqa: E402
+
+from edgepipe.toolchains.rknn import Rknn  # noqa: E402
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
@@ -70,8 +77,11 @@ def _edgepipe_cmd(model: str, out: Path, all_targets: bool) -> list[str]:
 
 def _prepare_raw(model: str, tmp: Path, env: dict[str, str]) -> list[str]:
     """The raw command for ``model``; for a real model, first (untimed) the static float ONNX edgepipe's
-    loader makes of it and its calibration arrays, with edgepipe's own loader and preprocessing."""
+    loader makes of it and its calibration arrays (``tmp/calib/<input>.npy``), with edgepipe's own loader and
+    preprocessing."""
     if model == "digits":
+        (tmp / "calib").mkdir()
+        np.save(tmp / "calib" / "input.npy", np.load(ROOT / "calib" / "digits" / "calibration.npz")["input"])
         script = tmp / "raw_keras.py"
         script.write_text(RAW_KERAS)
         return [sys.executable, str(script), str(ROOT), "{out}"]
@@ -100,6 +110,13 @@ for spec, array in zip(inputs.model.signature.inputs, inputs.calibration.inputs)
 '''
 
 
+def _vendor_cmd(raw: list[str], tmp: Path) -> list[str]:
+    """The raw calls followed by the vendor compilers an ``--all-targets`` build runs (RAW_VENDORS)."""
+    script = tmp / "raw_vendors.py"
+    script.write_text(RAW_VENDORS)
+    return [sys.executable, str(script), "{out}", str(tmp / "calib"), str(Rknn.env.python), *raw]
+
+
 def _spread(values: list[float]) -> str:
     return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
 
@@ -109,17 +126,19 @@ def measure(model: str, runs: int, all_targets: bool,
     """Alternating runs for one model; the Markdown lines of its section (also given to ``done`` after each
     round, so a long measurement on a busy machine leaves its completed rounds behind)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    columns: dict[str, list[float]] = {"raw": [], "edgepipe": []} | ({"all": []} if all_targets else {})
+    columns: dict[str, list[float]] = {"raw": [], "edgepipe": []} | ({"all": [], "raw_all": []} if all_targets
+                                                                      else {})
     rss: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="build-overhead-") as name:
         tmp = Path(name)
         raw = _prepare_raw(model, tmp, env)
+        commands = {"raw": raw, "raw_all": _vendor_cmd(raw, tmp)}
         for i in range(runs):
             for column in columns:
                 out = tmp / f"{column}{i}"
-                if column == "raw":
+                if column in commands:
                     out.mkdir()
-                    cmd = [str(out) if a == "{out}" else a for a in raw]
+                    cmd = [str(out) if a == "{out}" else a for a in commands[column]]
                 else:
                     cmd = _edgepipe_cmd(model, out, column == "all")
                 seconds, peak = _timed(cmd, tmp, env)
@@ -141,9 +160,13 @@ def _section(model: str, columns: dict[str, list[float]], rss: dict[str, int], s
              f"{rss['edgepipe'] / 2**20:.0f} |",
              f"| raw tool calls it wraps | {_spread(columns['raw'])} | {rss['raw'] / 2**20:.0f} |"]
     if all_targets:
-        lines.append(f"| `edgepipe build --all-targets` | {_spread(columns['all'])} | {rss['all'] / 2**20:.0f} |")
+        lines += [f"| `edgepipe build --all-targets` | {_spread(columns['all'])} | {rss['all'] / 2**20:.0f} |",
+                  f"| raw tool calls + the vendor compilers `--all-targets` runs (Vela ×2, QNN HTP, RKNN ×2) | "
+                  f"{_spread(columns['raw_all'])} | {rss['raw_all'] / 2**20:.0f} |"]
     lines += ["", f"**edgepipe / raw (medians): {median['edgepipe'] / median['raw']:.2f}×**"
-              + (f"; `--all-targets` / raw: {median['all'] / median['raw']:.2f}×." if all_targets else "."), "",
+              + (f"; **`--all-targets` / its raw calls and vendor compilers: {median['all'] / median['raw_all']:.2f}×**"
+                 f" (`--all-targets` / the two-target raw calls: {median['all'] / median['raw']:.2f}×)."
+                 if all_targets else "."), "",
               "Stages of the last `edgepipe build` (s): " + ", ".join(f"{n} {s:.1f}" for n, s in stages.items()), ""]
     return lines
 
