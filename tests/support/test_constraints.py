@@ -499,6 +499,8 @@ def test_strided_after_strided(tmp_path: Path) -> None:
     ([1, 12, 12, 6], [1, 864, 1], False),  # palm_detection's 12 x 12 classifier head before its Concat
     ([1, 24, 24, 2], [1, 1152, 1], True),  # its 24 x 24 one: an H x W of 576
     ([1, 12, 12, 6], [1, 18, 8, 6], True),  # W kept as the last axis
+    ([1, 1, 44100, 1], [1, 1, 1, 44100], True),  # basic_pitch's conv1d layouts: only size-1 axes move
+    ([1, 172, 264, 1], [1, 1, 172, 264], True),
     ([1, 8, 12, 6], [1, 8, 72, 1], False),
     ([1, 4, 1, 1], [1, 1, 1, 4], True),  # hand_recrop's output: a 1 x 1 plane into one channel
     ([1, 4, 1, 1], [1, 2, 1, 2], False),
@@ -604,6 +606,28 @@ def test_reshape_layout_aligned_merges_with_the_reshape_after_it(tmp_path: Path)
     assert verdict("reshape_layout_aligned", graph.nodes[0], graph, 16) == (True, "merged with the reshape after it")
     graph = onnx_graph(tmp_path, nodes[:2], {"x": ([1, 4], FLOAT)}, {"u": ([1, 4], FLOAT)})
     assert not verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)[0]
+
+
+def test_reshaped_columns_max(tmp_path: Path) -> None:
+    """ddddocr's OCR head: Gemm [32, 1024] x [1024, 8210], reshaped to [32, 1, 8210]."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    def head(columns: int, rows: int, reader: str) -> OpGraph:
+        then = helper.make_node("Reshape", ["g", "shape"], ["y"], name="then") if reader == "Reshape" else \
+            helper.make_node("Sigmoid", ["g"], ["y"], name="then")
+        out = [rows, 1, columns] if reader == "Reshape" else [rows, columns]
+        return onnx_graph(tmp_path, [helper.make_node("Gemm", ["x", "w"], ["g"], name="head", transB=1), then],
+                          {"x": ([rows, 64], FLOAT)}, {"y": (out, FLOAT)},
+                          {"w": np.zeros((columns, 64), np.float32), "shape": np.array(out[:3], np.int64)})
+
+    graph = head(8210, 32, "Reshape")
+    assert verdict("reshaped_columns_max", graph.nodes[0], graph, 8192) == (
+        False, "Gemm writes 8210 columns > 8192 over 32 rows to a reshape")
+    for columns, rows, reader in ((8192, 32, "Reshape"), (8210, 32, "Sigmoid"), (8210, 1, "Reshape")):
+        graph = head(columns, rows, reader)
+        assert verdict("reshaped_columns_max", graph.nodes[0], graph, 8192)[0], (columns, rows, reader)
 
 
 def test_keeps_every_element(tmp_path: Path) -> None:

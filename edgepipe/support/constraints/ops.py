@@ -335,6 +335,21 @@ def output_columns_multiple(node: OpNode, graph: OpGraph, multiple: int) -> Verd
     return False, f"Gemm writes graph output '{written[0].name}' of {columns} columns, not a multiple of {multiple}"
 
 
+@constraint
+def reshaped_columns_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """A Gemm with more than one output row whose output a reshape reads writes at most {param} columns
+    (rknn-toolkit2 2.5.0 on RK3588 runs a Gemm as a convolution; turning more channels back into rows for the
+    reshape falls back to the CPU, e.g. ddddocr's OCR head of 8210 characters over 32 time steps; read by an
+    activation instead, the Gemm stays on the NPU)."""
+    shape = _ints(node.outputs[0].shape) if node.outputs else None
+    rows = math.prod(shape[:-1]) if shape and len(shape) >= 2 else 1
+    if shape is None or rows <= 1 or shape[-1] <= limit:
+        return True, "one row" if rows <= 1 else f"at most {limit} columns"
+    if any(r.op in _RESHAPES for r in _readers_through_no_ops(node, graph)):
+        return False, f"{node.op} writes {shape[-1]} columns > {limit} over {rows} rows to a reshape"
+    return True, "not read by a reshape"
+
+
 def _strided(node: OpNode | None) -> bool:
     return node is not None and node.op == "Slice" and any(abs(s) > 1 for s in node.attrs.get("steps") or ())
 
@@ -375,6 +390,8 @@ def _plane_reshape_verdict(shape: list[int], out: list[int] | None, multiple: in
     channels, plane = shape[1], shape[2] * shape[3]
     if out is not None and len(out) == 4 and out[-1] == shape[-1]:
         return True, "keeps the last axis"
+    if out is not None and len(out) == 4 and [d for d in out if d != 1] == [d for d in shape if d != 1]:
+        return True, "moves only axes of size 1"
     if plane % multiple == 0:
         return True, f"reads an H x W plane of {plane} elements"
     if plane == 1 and (channels % multiple == 0 or (out is not None and len(out) == 4 and out[1] == 1)):
@@ -431,7 +448,8 @@ def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | No
 @constraint
 def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
     """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D
-    output, reads an H x W plane of a multiple of {param} elements, or reads a 1 x 1 plane of a multiple of {param}
+    output or moves only axes of size 1 (a conv1d's [1, 1, L, 1] to [1, 1, 1, L]), reads an H x W plane of a
+    multiple of {param} elements, or reads a 1 x 1 plane of a multiple of {param}
     channels or into one output channel; one to a lower rank read by other ops writes at least {param} elements
     and, when its last axis is 1, reads such a plane; a reshape of another rank writes at least {param} elements;
     or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the others on the CPU, e.g. palm_detection's
