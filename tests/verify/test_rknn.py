@@ -189,8 +189,8 @@ def test_gemm_heads_of_unaligned_width_end_on_the_cpu_on_rk3588(rknn_installed: 
 
 #: (input C, H, W), Reshape target: palm_detection's two classifier heads (read from its NHWC Transposes),
 #: hand_recrop's output, a W kept, classifier flattens of 1 x 1 planes, planes of H x W 48, 72 and 144, two
-#: moves of size-1 axes (basic_pitch's conv1d layouts); the
-#: last three read by a Transpose (PicoDet's and PP-OCR's heads, PicoDet's with its 50 x 38 plane).
+#: moves of size-1 axes (basic_pitch's conv1d layouts); the last three read by a Transpose (PicoDet's and
+#: PP-OCR's heads, PicoDet's with its 50 x 38 plane).
 PLANE_RESHAPES = [((12, 12, 6), (1, 864, 1)), ((24, 24, 2), (1, 1152, 1)), ((4, 1, 1), (1, 1, 1, 4)),
                   ((8, 12, 6), (1, 16, 6, 6)), ((32, 1, 1), (1, 32)), ((24, 1, 1), (1, 24)),
                   ((8, 12, 4), (1, 8, 6, 8)), ((8, 12, 6), (1, 8, 72, 1)), ((8, 12, 12), (1, 8, 144)),
@@ -201,12 +201,12 @@ PLANE_RESHAPES = [((12, 12, 6), (1, 864, 1)), ((24, 24, 2), (1, 1152, 1)), ((4, 
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Reshape": 4}), ("rk3576", {})])
 def test_reshapes_of_unaligned_planes_run_on_the_cpu_on_rk3588(rknn_installed: Rknn, tmp_path: Path, target: str,
                                                                cpu_ops: dict[str, int]) -> None:
-    """Probed with rknn-toolkit2 2.5.0: on RK3588 a reshape of a 4-D [1, C, H, W] tensor runs on the NPU when it
-    keeps W as the last axis, when H x W is a multiple of 16, or when a 1 x 1 plane has a multiple of 16 channels
-    or goes into one channel (hand_recrop's [1, 4, 1, 1] output, which edgepipe put on the CPU for its 4
-    elements); palm_detection's 12 x 12 x 6 head (edgepipe: NPU), a 24-channel flatten and an H x W of 72 run
-    on the CPU. A flatten of H x W read by a Transpose runs on the NPU unless its last axis is 1. RK3576 runs
-    them all on the NPU."""
+    """Probed with rknn-toolkit2 2.5.0: on RK3588 a reshape of a 4-D [1, C, H, W] tensor runs on the NPU when it keeps W
+    as the last axis or moves only size-1 axes, when H x W is a multiple of 16, or when a 1 x 1 plane has a multiple of
+    16 channels or goes into one channel (hand_recrop's [1, 4, 1, 1] output, which edgepipe put on the CPU for its 4
+    elements); palm_detection's 12 x 12 x 6 head (edgepipe: NPU), a 24-channel flatten and an H x W of 72 run on the
+    CPU. A flatten of H x W read by a Transpose runs on the NPU unless its last axis is 1. RK3576 runs them all on the
+    NPU."""
     model = plane_reshapes_onnx(tmp_path / "reshapes.onnx", PLANE_RESHAPES, transposed=3)
     assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
 

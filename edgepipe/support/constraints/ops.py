@@ -385,16 +385,16 @@ def _readers_through_no_ops(node: OpNode, graph: OpGraph) -> list[OpNode]:
     return found
 
 
-def _plane_reshape_verdict(shape: list[int], out: list[int] | None, multiple: int) -> Verdict:
+def _plane_reshape_verdict(shape: list[int], out: list[int], multiple: int) -> Verdict:
     """Whether RK3588's NPU reshapes a 4-D [N, C, H, W] tensor into ``out`` (see reshape_layout_aligned)."""
-    channels, plane = shape[1], shape[2] * shape[3]
-    if out is not None and len(out) == 4 and out[-1] == shape[-1]:
+    channels, plane, four_d = shape[1], shape[2] * shape[3], len(out) == 4
+    if four_d and out[-1] == shape[-1]:
         return True, "keeps the last axis"
-    if out is not None and len(out) == 4 and [d for d in out if d != 1] == [d for d in shape if d != 1]:
+    if four_d and [d for d in out if d != 1] == [d for d in shape if d != 1]:
         return True, "moves only axes of size 1"
     if plane % multiple == 0:
         return True, f"reads an H x W plane of {plane} elements"
-    if plane == 1 and (channels % multiple == 0 or (out is not None and len(out) == 4 and out[1] == 1)):
+    if plane == 1 and (channels % multiple == 0 or (four_d and out[1] == 1)):
         return True, f"reads {channels} channels of a 1 x 1 plane"
     return False, f"reads {shape} (H x W = {plane}, not a multiple of {multiple}) into {out}"
 
@@ -447,16 +447,15 @@ def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | No
 
 @constraint
 def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
-    """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D
-    output or moves only axes of size 1 (a conv1d's [1, 1, L, 1] to [1, 1, 1, L]), reads an H x W plane of a
-    multiple of {param} elements, or reads a 1 x 1 plane of a multiple of {param}
-    channels or into one output channel; one to a lower rank read by other ops writes at least {param} elements
-    and, when its last axis is 1, reads such a plane; a reshape of another rank writes at least {param} elements;
-    or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the others on the CPU, e.g. palm_detection's
-    12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24 channels at a graph output, a score
-    of 4 elements, unless it merges them with the reshape after it, also across an Identity or a reduction of
-    size-1 axes, which it drops; it runs a flatten of H x W read by a Transpose or a Concat, as in PP-OCR, PicoDet
-    and YOLO heads, on the NPU)."""
+    """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D output or
+    moves only axes of size 1 (a conv1d's [1, 1, L, 1] to [1, 1, 1, L]), reads an H x W plane of a multiple of {param}
+    elements, or reads a 1 x 1 plane of a multiple of {param} channels or into one output channel; one to a lower rank
+    read by other ops writes at least {param} elements and, when its last axis is 1, reads such a plane; a reshape of
+    another rank writes at least {param} elements; or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the
+    others on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24
+    channels at a graph output, a score of 4 elements, unless it merges them with the reshape after it, also across an
+    Identity or a reduction of size-1 axes, which it drops; it runs a flatten of H x W read by a Transpose or a Concat,
+    as in PP-OCR, PicoDet and YOLO heads, on the NPU)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
