@@ -159,9 +159,23 @@ def fix_output_shapes(model: Any) -> None:
     """Give the outputs the static shapes ONNX shape inference finds from the fixed inputs.
 
     Like ONNX Runtime's ``fix_output_shapes``, with data propagation on: shapes computed by
-    Shape/Gather/Range arithmetic (a YOLO head's anchor count) become static too.
+    Shape/Gather/Range arithmetic (a YOLO head's anchor count) become static too. An output declared with no
+    known dimension is inferred with its rank as well: exporters declare placeholder shapes of the wrong rank
+    (madmom's converter: ``[output_0_dim_0]`` for a [100, 88] result), which would make inference fail.
     """
-    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    unknown = {}
+    for value in model.graph.output:  # no known dim: the declared rank may be wrong too (madmom's converter
+        dims = value.type.tensor_type.shape.dim  # declares rank-1 outputs of rank-2 results), so infer the rank
+        if value.type.HasField("tensor_type") and dims and all(_is_dynamic(d) for d in dims):
+            unknown[value.name] = onnx.TypeProto.Tensor()
+            unknown[value.name].CopyFrom(value.type.tensor_type)
+            value.type.tensor_type.ClearField("shape")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    finally:
+        for value in model.graph.output:
+            if value.name in unknown:
+                value.type.tensor_type.CopyFrom(unknown[value.name])
     for value, new in zip(model.graph.output, inferred.graph.output):
         dims = new.type.tensor_type.shape.dim
         if any(_is_dynamic(d) for d in value.type.tensor_type.shape.dim) and dims and \

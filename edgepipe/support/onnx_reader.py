@@ -91,15 +91,17 @@ def _constant_input(node: Any, position: int, initializers: dict[str, Any],
 def _constant_operands(node: Any, attrs: dict[str, Any], initializers: dict[str, Any],
                        values: dict[str, np.ndarray]) -> dict[str, Any]:
     """A Pad's ``pads`` (every axis's start, then every axis's end: the attribute up to opset 10, the second
-    input from opset 11 on) and a Slice's ``steps`` (its fifth input), when they are constants; {} when they are
-    computed at run time (or absent: a Slice without steps has step 1)."""
+    input from opset 11 on) and a Slice's ``steps`` and ``axes`` (its fifth and fourth inputs), when they are
+    constants; {} when they are computed at run time (or absent: a Slice without steps has step 1, one without
+    axes slices the first axes in order)."""
     if node.op_type == "Pad":
         pads = tuple(int(v) for v in attrs["pads"]) if "pads" in attrs else \
             _constant_input(node, 1, initializers, values)
         return {"pads": pads} if pads is not None else {}
     if node.op_type == "Slice" and len(node.input) > 4 and node.input[4]:
         steps = _constant_input(node, 4, initializers, values)
-        return {"steps": steps} if steps is not None else {}
+        axes = _constant_input(node, 3, initializers, values) if node.input[3] else None
+        return {**({"steps": steps} if steps is not None else {}), **({"axes": axes} if axes is not None else {})}
     return {}
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from edgepipe.support.graph import OpGraph
+from edgepipe.support.graph import OpGraph, OpNode
 from edgepipe.support.report import Placement
 from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
@@ -49,13 +49,16 @@ ENV = ManagedEnv(
 )
 
 
-def seeded_inputs(graph: OpGraph, folder: Path) -> list[str]:
-    """One .npy per graph input: seeded uniform [0, 1) for a float input, zeros of the input's own type for an
-    integer or boolean one (token ids, indices: any other value may be out of range, and a float array fed to
-    an integer input makes the toolkit's quantizer fail with NaN); ``ValueError`` for a dynamic shape."""
+def seeded_inputs(graph: OpGraph, folder: Path, skip: tuple[str, ...] = ()) -> list[str]:
+    """One .npy per graph input not in ``skip``: seeded uniform [0, 1) for a float input, zeros of the input's own
+    type for an integer or boolean one (token ids, indices: any other value may be out of range, and a float
+    array fed to an integer input makes the toolkit's quantizer fail with NaN); ``ValueError`` for a dynamic
+    shape."""
     rng = np.random.default_rng(0)
     paths = []
     for index, tensor in enumerate(graph.graph_inputs):
+        if tensor.name in skip:
+            continue
         if not tensor.static or tensor.shape is None:
             raise ValueError(f"input '{tensor.name}' has dynamic shape {tensor.shape}; RKNN needs static shapes")
         path = folder / f"input_{index}.npy"
@@ -134,6 +137,15 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
     return placed, unmatched, fused
 
 
+class CompilerAborted(Exception):
+    """rknn-toolkit2's native compiler ended the runner with a signal (an abort, not a Python error) after
+    printing why: it cannot compile this graph."""
+
+    def __init__(self, signal: int, error: str) -> None:
+        super().__init__(f"signal {signal}: {error}")
+        self.signal, self.error = signal, error
+
+
 class Rknn(Toolchain):
     """rknn-toolkit2 in its own environment under the user cache folder."""
 
@@ -164,6 +176,9 @@ class Rknn(Toolchain):
                               text=True, timeout=self.timeout_s, check=False, cwd=workdir,
                               env={**os.environ, "RKNN_LOG_LEVEL": "4"})
         if not answer_path.is_file():
+            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("E RKNN:")]
+            if proc.returncode < 0 and errors:
+                raise CompilerAborted(-proc.returncode, errors[-1].split("]", 1)[-1].strip())
             raise OSError(f"the RKNN runner exited with code {proc.returncode} and no answer: "
                           f"{last_line(proc.stderr or proc.stdout)}")
         last = "\n".join(stream.rpartition(ATTEMPT_MARKER)[2] for stream in (proc.stdout, proc.stderr))
@@ -172,15 +187,20 @@ class Rknn(Toolchain):
 
     def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         tool = self.label(options)
+        prepared = toolkit_model(model, graph, workdir / "named.onnx")
         try:
-            inputs = seeded_inputs(graph, workdir)
+            inputs = seeded_inputs(graph, workdir, skip=prepared.unread_inputs)
         except ValueError as exc:
             return CompileResult(tool=tool, status="compile_failed", detail=f"rknn: {exc}")
-        prepared = toolkit_model(model, graph, workdir / "named.onnx")
         request = {"model": str(prepared.path), "inputs": inputs,
                    "target_platform": options.get("target-platform", "rk3588"), "workdir": str(workdir),
                    "accuracy": self.accuracy}
-        answer, native = self.run_runner(request, workdir)
+        try:
+            answer, native = self.run_runner(request, workdir)
+        except CompilerAborted as exc:
+            return CompileResult(tool=tool, status="compile_failed",
+                                 detail=f"rknn-toolkit2's compiler aborted on this graph (signal {exc.signal}): "
+                                        f"{exc.error}{peephole_hint(graph)}")
         if "error" in answer:
             return CompileResult(tool=tool, status="failed", detail=f"rknn: {last_line(str(answer['error']))}")
         native, python_log = prepared.original_text(native), prepared.original_text(str(answer.get("log", "")))
@@ -195,7 +215,8 @@ class Rknn(Toolchain):
             return CompileResult(tool=tool, status="compile_failed",
                                  detail=f"rknn could not compile this graph ({compile_steps}): "
                                         f"{runtime_if_note(prepared)}{message}{tried}"
-                                        f"{non_finite_hint(model) if 'NaN' in message else ''}")
+                                        f"{non_finite_hint(model) if 'NaN' in message else ''}"
+                                        f"{integer_input_hint(graph) if 'input data type' in message else ''}")
         log = rknn_layers.parse(native, python_log)
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
@@ -264,3 +285,32 @@ def accuracy_figures(text: str) -> dict[str, float | str]:
     return {"rknn_output_cosine": rows[-1][1], "rknn_worst_layer_cosine": worst[0][2],
             "rknn_layers_analysed": float(len(rows)),
             "rknn_worst_layers": "; ".join(f"{name} single cos {cos:.5f}" for name, _, cos in worst)}
+
+
+def peephole_hint(graph: OpGraph) -> str:
+    """A next step when the graph holds LSTMs with peephole weights (their 8th input, ``P``): rknn-toolkit2 2.5.0
+    aborts on them ("SubGraphManager: not support yet"; with an empty optional input before ``P``: ``KeyError:
+    ''``), probed on single LSTMs that compile without ``P`` (madmom's LSTMs have peepholes); '' when none has."""
+    peephole = [node.name for node in graph.nodes if node.op == "LSTM" and _has_peepholes(node)]
+    if not peephole:
+        return ""
+    return (f". The model's LSTMs {', '.join(peephole[:4])} have peephole weights, which rknn-toolkit2 2.5.0 cannot "
+            "compile: retrain or export them without peepholes (ONNX LSTM input P), or run them on the CPU")
+
+
+def _has_peepholes(node: OpNode) -> bool:
+    """An LSTM with a constant input shaped like peephole weights, [directions, 3 x hidden_size] (the reader
+    keeps no empty inputs, so ``P`` is known by its shape: W, R and B have 4 or 8 x hidden_size rows)."""
+    hidden = int(node.attrs.get("hidden_size") or 0)
+    return any(t.constant and t.shape is not None and len(t.shape) == 2 and t.shape[1] == 3 * hidden
+               for t in node.inputs)
+
+
+def integer_input_hint(graph: OpGraph) -> str:
+    """A next step when the toolkit rejects an input's data type (it takes float, uint8 and int8 inputs: a
+    MarbleNet VAD taking int16 audio fails "Not support input data type 'int16'!")."""
+    odd = [f"'{t.name}' ({t.dtype})" for t in graph.graph_inputs if t.dtype in ("int16", "uint16", "int32", "int64")]
+    if not odd:
+        return ""
+    return (f". Inputs {', '.join(odd)}: give the model a float32 input and cast inside it (or cast in the "
+            "application before the model)")

@@ -3,8 +3,10 @@
 Every change works around a failure of rknn-toolkit2 2.5.0 on a valid model and keeps what each node computes
 and where it can run: nodes carry edgepipe's names (so the compiler's layer table names them), an ``If`` whose
 condition is known once the input shapes are static is replaced by the branch it takes
-(:mod:`edgepipe.support.onnx_branches`), infinite float constants become finite (:func:`finite_constants`) and
-long tensor names become short ones (:func:`short_tensor_names`). An ``If`` whose condition is only known at run
+(:mod:`edgepipe.support.onnx_branches`), infinite float constants become finite (:func:`finite_constants`),
+long tensor names become short ones (:func:`short_tensor_names`), inputs no node reads are dropped
+(:func:`drop_unread_inputs`) and recurrent ops lose a ``layout`` attribute that only restates the default
+(:func:`drop_default_layout`). An ``If`` whose condition is only known at run
 time is left as it is and named in :attr:`ToolkitModel.runtime_ifs`, so a failure in it can be reported as such.
 """
 
@@ -39,6 +41,8 @@ class ToolkitModel:
     original_names: dict[str, str] = field(default_factory=dict)
     #: ``If`` nodes whose condition is only known at run time (computed from the model's data), kept as they are.
     runtime_ifs: tuple[str, ...] = ()
+    #: Graph inputs no node reads, dropped from the copy (the toolkit drops them too and then expects no data).
+    unread_inputs: tuple[str, ...] = ()
 
     def original_text(self, text: str) -> str:
         """``text`` (the toolkit's log, its accuracy table) with the model's own tensor names put back."""
@@ -53,10 +57,49 @@ def toolkit_model(model: Path, graph: OpGraph, out: Path) -> ToolkitModel:
     proto = onnx.load(str(out))
     inline_known_branches(proto)
     finite_constants(proto)
+    drop_default_layout(proto)
+    unread = drop_unread_inputs(proto)
     renamed = short_tensor_names(proto)
     onnx.save(proto, str(out))
     runtime_ifs = tuple(node.name for node in proto.graph.node if node.op_type == "If")
-    return ToolkitModel(out, renamed, runtime_ifs)
+    return ToolkitModel(out, renamed, runtime_ifs, tuple(unread))
+
+
+def drop_unread_inputs(proto: onnx.ModelProto) -> list[str]:
+    """Remove from ``proto`` the graph inputs that no node (of any subgraph) and no graph output reads; returns
+    their names. rknn-toolkit2 drops such an input when it loads the model and then rejects a dataset that has
+    data for it ("The input num: 2 in dataset.txt not match input num: 1 in model": Baidu LAC's encoder takes a
+    ``length`` input its graph never uses)."""
+    read = {name for graph in _graphs(proto.graph) for node in graph.node for name in node.input}
+    read |= {value.name for value in proto.graph.output}
+    unread = [value.name for value in proto.graph.input if value.name not in read]
+    kept = [value for value in proto.graph.input if value.name in read]
+    if unread:
+        del proto.graph.input[:]
+        proto.graph.input.extend(kept)
+    return unread
+
+
+#: Recurrent ops whose ``layout`` attribute (opset 14 on) rknn-toolkit2 copies into an opset that lacks it.
+_RECURRENT = ("RNN", "GRU", "LSTM")
+
+
+def drop_default_layout(proto: onnx.ModelProto) -> int:
+    """Remove, in ``proto``, the ``layout`` attribute of RNN/GRU/LSTM nodes where it is 0 (the default: the same
+    computation); returns how many. rknn-toolkit2 2.5.0 infers such a node in a model of an opset that has no
+    ``layout`` and fails its own check ("Unrecognized attribute: layout for operator GRU": flashvad's GRU
+    exported by PyTorch with ``layout=0``). A ``layout`` of 1 is kept: it changes the tensors' order."""
+    dropped = 0
+    for graph in _graphs(proto.graph):
+        for node in graph.node:
+            if node.op_type not in _RECURRENT:
+                continue
+            kept = [a for a in node.attribute if not (a.name == "layout" and a.i == 0)]
+            if len(kept) != len(node.attribute):
+                del node.attribute[:]
+                node.attribute.extend(kept)
+                dropped += 1
+    return dropped
 
 
 def finite_constants(proto: onnx.ModelProto) -> list[str]:

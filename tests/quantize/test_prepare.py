@@ -187,3 +187,22 @@ def test_fixed_inputs_leave_no_stale_symbolic_shapes(tmp_path: Path) -> None:
     (output,) = model.graph.output
     assert [d.dim_value for d in output.type.tensor_type.shape.dim] == [1, 8, 16 * 24]
     assert not [v.name for v in model.graph.value_info if any(d.dim_param for d in v.type.tensor_type.shape.dim)]
+
+
+def test_an_output_declared_with_the_wrong_rank_gets_its_inferred_shape(tmp_path: Path) -> None:
+    """madmom's converter declares every output as ``[output_0_dim_0]`` (rank 1) whatever its rank; a [100, 88]
+    piano roll kept that placeholder after ``input_shapes``, so the support check put its last Squeeze on the
+    CPU for a "dynamic" shape that rknn-toolkit2 (which infers it) runs on the NPU."""
+    from onnx import helper, numpy_helper
+
+    nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["u"]), helper.make_node("Relu", ["u"], ["r"]),
+             helper.make_node("Squeeze", ["r", "axes"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "wrong_rank", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["input_dim_0", 88])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["output_0_dim_0"])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    source = tmp_path / "madmom_like.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(source))
+    model = load_model(source, input_shapes={"x": [100, 88]}).handle
+    (output,) = model.graph.output
+    assert [d.dim_value for d in output.type.tensor_type.shape.dim] == [100, 88]

@@ -223,9 +223,13 @@ def test_perm_in(tmp_path: Path) -> None:
 
 
 def test_every_constraint_has_a_test_and_a_rule() -> None:
+    """Each constraint has a ``test_<name>`` here or in a ``test_constraints_<topic>.py`` beside this file."""
+    import importlib
+
     load_constraints()
-    module = sys.modules[__name__]
-    missing = [name for name in CONSTRAINTS if not hasattr(module, f"test_{name}")]
+    modules = [sys.modules[__name__]] + [importlib.import_module(f"tests.support.{path.stem}")
+                                         for path in sorted(Path(__file__).parent.glob("test_constraints_*.py"))]
+    missing = [name for name in CONSTRAINTS if not any(hasattr(m, f"test_{name}") for m in modules)]
     assert not missing, f"constraints without a fail/pass test: {missing}"
     for item in CONSTRAINTS.values():
         assert item.rule_template.endswith(".") and "{param}" in item.rule_template or item.param_type is bool

@@ -392,3 +392,49 @@ def wide_heads_onnx(path: Path, heads: list[tuple[int, int, str]], rows: int = 3
     graph = helper.make_graph(nodes, "wide_heads", inputs, outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def recurrent_onnx(path: Path, op: str, direction: str = "forward", peephole: bool = False,
+                   sequence_lens: str | list[int] | None = None, batch: int = 1, states: bool = True,
+                   **attrs: object) -> Path:
+    """Relu -> one ``op`` (LSTM or GRU, 8 units, 4 steps of 6 features, initial states as inputs) -> Relu, float.
+
+    ``peephole`` adds an LSTM's P input; ``sequence_lens`` is absent (None), a graph input ("input") or the
+    constant lengths given; without ``states`` the initial states are zeros (the op's default) and ``x``, of
+    [4, batch, 6], is the one graph input; ``attrs`` go to the recurrent node (``activations``, ``clip``, ...).
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    hidden, features, steps = 8, 6, 4
+    directions, gates = (2 if direction == "bidirectional" else 1), (4 if op == "LSTM" else 3)
+    consts = {"W": rng.normal(0, 0.3, (directions, gates * hidden, features)).astype(np.float32),
+              "R": rng.normal(0, 0.3, (directions, gates * hidden, hidden)).astype(np.float32),
+              "B": np.zeros((directions, 2 * gates * hidden), np.float32)}
+    state = [directions, batch, hidden]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, batch, features])]
+    if sequence_lens == "input":
+        inputs.append(helper.make_tensor_value_info("lengths", TensorProto.INT32, [batch]))
+    elif sequence_lens is not None:
+        consts["lengths"] = np.array(sequence_lens, np.int32)
+    initial = (["h0", "c0"] if op == "LSTM" else ["h0"]) if states else []
+    inputs += [helper.make_tensor_value_info(name, TensorProto.FLOAT, state) for name in initial]
+    if peephole:
+        consts["P"] = rng.normal(0, 0.3, (directions, 3 * hidden)).astype(np.float32)
+    # by position: X, W, R, B, sequence_lens, initial_h, initial_c (LSTM), P (LSTM); "" for an absent one
+    rnn_inputs = ["seq", "W", "R", "B", "lengths" if sequence_lens is not None else "",
+                  "h0" if states else "", *(["c0" if states else "", "P" if peephole else ""] if op == "LSTM" else [])]
+    while rnn_inputs[-1] == "":
+        rnn_inputs.pop()
+    outputs = ["Y", "Y_h", *(["Y_c"] if op == "LSTM" else [])]
+    nodes = [helper.make_node("Relu", ["x"], ["seq"], name="relu_in"),
+             helper.make_node(op, rnn_inputs, outputs, name=op.lower(), hidden_size=hidden, direction=direction,
+                              **attrs),
+             helper.make_node("Relu", ["Y"], ["y"], name="relu_out")]
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [steps, directions, batch, hidden]),
+            helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, state)]
+    graph = helper.make_graph(nodes, op.lower(), inputs, outs,
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+    return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -11,7 +12,7 @@ from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains.qnn import QnnHtp
 from edgepipe.verify import vendor_verification
-from tests.verify.models import conv_net_onnx, qdq_onnx
+from tests.verify.models import conv_net_onnx, qdq_onnx, recurrent_onnx
 
 SHAPE = (1, 3, 16, 16)
 
@@ -68,6 +69,61 @@ def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, pl
     result = QnnHtp(run_outputs=False).compile(model, graph, {"htp-arch": "73", "soc-model": "43"}, tmp_path)
     assert result.status == "compiled", result.detail
     assert result.placement == {v.name: v.placement for v in report.node_verdicts}
+
+
+CAPITALIZED = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}
+LOWER = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}
+RECURRENT_PROBES = [  # op, recurrent_onnx options, where the HTP emulator places the op
+    ("LSTM", {}, "accelerator"),
+    ("LSTM", {"peephole": True, "input_forget": 0}, "accelerator"),  # madmom's LSTM inputs and attributes ...
+    ("LSTM", {"peephole": True, "activations": CAPITALIZED["LSTM"]}, "cpu"),  # ... and its activations
+    ("LSTM", {"activations": LOWER["LSTM"]}, "accelerator"),
+    ("LSTM", {"direction": "bidirectional", "activations": CAPITALIZED["LSTM"] * 2}, "cpu"),
+    ("LSTM", {"direction": "bidirectional", "activations": LOWER["LSTM"] * 2}, "accelerator"),
+    # the EP does not compare a bidirectional LSTM's second direction's cell activation
+    ("LSTM", {"direction": "bidirectional", "activations": [*LOWER["LSTM"], "sigmoid", "relu", "tanh"]}, "accelerator"),
+    ("LSTM", {"clip": 3.0}, "cpu"),
+    ("GRU", {}, "accelerator"),
+    ("GRU", {"direction": "bidirectional", "linear_before_reset": 1}, "accelerator"),  # lac_bigru's GRUs
+    ("GRU", {"activations": CAPITALIZED["GRU"]}, "cpu"),
+    ("GRU", {"activations": ["sigmoid", "Tanh"]}, "cpu"),
+    ("GRU", {"direction": "bidirectional", "activations": LOWER["GRU"] * 2}, "accelerator"),
+    ("GRU", {"direction": "bidirectional", "activations": [*LOWER["GRU"], "relu", "tanh"]}, "cpu"),
+    ("GRU", {"clip": 3.0}, "cpu"),
+    ("GRU", {"sequence_lens": "input"}, "cpu"),
+    ("GRU", {"sequence_lens": [4, 4], "batch": 2}, "accelerator"),
+]
+
+
+@pytest.mark.parametrize(("op", "options", "placement"), RECURRENT_PROBES)
+def test_recurrent_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, options: dict[str, Any],
+                                                          placement: str) -> None:
+    """The QNN EP runs a float LSTM or GRU on the HTP unless its activations are not spelled as its lower-case
+    defaults (ONNX's Sigmoid and Tanh included), it clips, or its sequence_lens is computed at run time."""
+    model = recurrent_onnx(tmp_path / f"{op}.onnx", op, **options)
+    graph = read_graph(model)
+    report = check_graph(graph, load_profile("mobile-npu"))
+    assert next(v for v in report.node_verdicts if v.op == op).placement == placement
+    result = QnnHtp(run_outputs=False).compile(model, graph, {"htp-arch": "73", "soc-model": "43"}, tmp_path)
+    assert result.status == "compiled", result.detail
+    assert result.placement == {v.name: v.placement for v in report.node_verdicts}
+
+
+@pytest.mark.parametrize(("op", "activations", "placement"),
+                         [("GRU", None, "accelerator"), ("LSTM", CAPITALIZED["LSTM"], "cpu")])
+def test_recurrent_op_after_a_dequantize_agrees_with_htp_emulator(tmp_path: Path, op: str,
+                                                                  activations: list[str] | None,
+                                                                  placement: str) -> None:
+    """In a QDQ model the recurrent op stays float and reads a DequantizeLinear (lac_bigru's and flashvad's GRUs,
+    madmom's LSTMs); the emulator places the op as the float probes show, and outputs match the CPU's."""
+    attrs: dict[str, Any] = {"activations": activations} if activations else {}
+    float_model = recurrent_onnx(tmp_path / "f.onnx", op, states=False, **attrs)
+    model = qdq_onnx(float_model, tmp_path / "q.onnx", (4, 1, 6))
+    report, result = _verify(model, tmp_path / "work")
+    assert next(v for v in report.node_verdicts if v.op == op).placement == placement
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert result.extra["htp_vs_cpu_rel_diff"] < 0.1
 
 
 def test_a_graph_the_htp_cannot_compile_is_a_compile_failure(tmp_path: Path) -> None:

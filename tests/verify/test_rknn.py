@@ -6,8 +6,6 @@ into the user cache folder, where a later run finds it; a fresh CI machine insta
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
 from edgepipe.toolchains.rknn_runner import _advised_rules
 from edgepipe.verify import vendor_verification
 from tests.support.graphs import squeeze_if_onnx
+from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
     channel_pads_onnx,
@@ -35,20 +34,6 @@ from tests.verify.models import (
 )
 
 pytestmark = pytest.mark.toolchain
-
-EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
-
-
-@pytest.fixture(scope="session")
-def rknn_installed() -> Rknn:
-    proc = subprocess.run([*EDGEPIPE, "toolchain", "install", "rknn"], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr + proc.stdout
-    listed = subprocess.run([*EDGEPIPE, "toolchain", "list"], capture_output=True, text=True, check=True).stdout
-    assert any(line.startswith("rknn") and "installed 2.5.0" in line for line in listed.splitlines()), listed
-    tool = Rknn()
-    assert tool.available()
-    return tool
-
 
 LAYER_LOG = """\
 D RKNN: [02:14:24.774] ID OpType DataType Target InputShape OutputShape Cycles(DDR/NPU/Total) RW(KB) FullName
@@ -106,16 +91,6 @@ def test_dynamic_input_is_a_compile_failure(rknn_installed: Rknn, tmp_path: Path
     assert result.status == "compile_failed" and "static shapes" in result.detail, result
 
 
-def _agreement(model: Path, target: str, work: Path) -> tuple[dict[str, int], object]:
-    profile = load_profile(target)
-    graph = read_graph(model)
-    report = check_graph(graph, profile)
-    result = vendor_verification(report, profile, model, work, graph)
-    assert result is not None and result.status == "ran", result
-    assert result.agree == result.compared == report.nodes, (result.disagreements, result.extra)
-    return report.cpu_ops, result
-
-
 def test_an_if_known_from_static_shapes_is_replaced_by_its_branch_for_the_toolkit(rknn_installed: Rknn,
                                                                                    tmp_path: Path) -> None:
     """rknn-toolkit2 folds such an If as a constant, and everything after it: the model as exported does not
@@ -126,7 +101,7 @@ def test_an_if_known_from_static_shapes_is_replaced_by_its_branch_for_the_toolki
                                            "target_platform": "rk3588", "workdir": str(tmp_path / "raw"),
                                            "accuracy": False}, tmp_path / "raw")
     assert answer["steps"]["build"] == -1 and "of model are constants" in str(answer["log"]), answer["raised"]
-    cpu_ops, _ = _agreement(model, "rk3588", tmp_path / "work")
+    cpu_ops, _ = agreement_with_vendor(model, "rk3588", tmp_path / "work")
     assert cpu_ops == {}
 
 
@@ -135,7 +110,8 @@ def test_a_matmul_of_many_columns_falls_back_on_rk3588_only(rknn_installed: Rknn
                                                             cpu_ops: dict[str, int]) -> None:
     """(16, 8) x (8, 9000): RK3588 transposes the product back on the CPU ("channel is too large"), with the
     bias Add and the Sigmoid fused into it; RK3576 runs it all on the NPU."""
-    assert _agreement(squeeze_if_onnx(tmp_path / "wide.onnx", columns=9000), target, tmp_path / "w")[0] == cpu_ops
+    model = squeeze_if_onnx(tmp_path / "wide.onnx", columns=9000)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Reshape": 2}), ("rk3576", {})])
@@ -143,7 +119,7 @@ def test_stft_conv_gru_and_small_reshapes_agree(rknn_installed: Rknn, tmp_path: 
                                                 cpu_ops: dict[str, int]) -> None:
     """A Conv of kernel 1x400 and stride 128 (split by the compiler) and a GRU run on the NPU; on RK3588 the
     reshapes of 8 and 4 elements run on the CPU."""
-    assert _agreement(stft_gru_onnx(tmp_path / "stft_gru.onnx"), target, tmp_path / "w")[0] == cpu_ops
+    assert agreement_with_vendor(stft_gru_onnx(tmp_path / "stft_gru.onnx"), target, tmp_path / "w")[0] == cpu_ops
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
@@ -151,7 +127,7 @@ def test_max_pools_of_any_kernel_run_on_the_npu(rknn_installed: Rknn, tmp_path: 
     """YOLO's SPP pools (kernels 9 and 13, as in ddddocr's detector) and strided large ones run on the NPU
     (probed with rknn-toolkit2 2.5.0 up to kernel 63); edgepipe once put every MaxPool above 7x7 on the CPU."""
     model = spp_onnx(tmp_path / "spp.onnx", [(5, 1), (9, 1), (13, 1), (9, 2), (13, 3)])
-    assert _agreement(model, target, tmp_path / "w")[0] == {}
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {}
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
@@ -164,7 +140,7 @@ def test_channel_pads_run_on_the_npu_only_where_the_toolkit_runs_them(rknn_insta
     placed where the Pad is."""
     model = channel_pads_onnx(tmp_path / "pads.onnx", [(24, 0, 4, 0), (32, 0, 4, 0), (48, 0, 8, 0), (40, 0, 8, 0),
                                                       (24, 4, 4, 0), (32, 0, 4, 1), (16, 4, 0, 1), (24, 0, 0, 1)])
-    assert _agreement(model, target, tmp_path / "w")[0] == {"Pad": 3}
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"Pad": 3}
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
@@ -173,7 +149,7 @@ def test_strided_slices_run_on_the_cpu_unless_they_read_a_strided_slice(rknn_ins
     """ddddocr's YOLOv5 "Focus" input: the toolkit runs the first step-2 Slice of each pair (of the image) on the
     CPU and the second (of the first's output) on the NPU, and a step-2 Slice of a Conv's output on the CPU;
     edgepipe once put them all on the NPU."""
-    assert _agreement(focus_onnx(tmp_path / "focus.onnx"), target, tmp_path / "w")[0] == {"Slice": 5}
+    assert agreement_with_vendor(focus_onnx(tmp_path / "focus.onnx"), target, tmp_path / "w")[0] == {"Slice": 5}
 
 
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Gemm": 3}), ("rk3576", {})])
@@ -184,7 +160,7 @@ def test_gemm_heads_of_unaligned_width_end_on_the_cpu_on_rk3588(rknn_installed: 
     the width is a multiple of 16 (1, 24 and 1000 here; 16 and 1008 not), on RK3576 on the NPU. A Gemm read by
     another op keeps 4-D and runs on the NPU."""
     model = gemm_heads_onnx(tmp_path / "heads.onnx", [1, 16, 24, 1000, 1008])
-    assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 #: (input C, H, W), Reshape target: palm_detection's two classifier heads (read from its NHWC Transposes),
@@ -208,7 +184,7 @@ def test_reshapes_of_unaligned_planes_run_on_the_cpu_on_rk3588(rknn_installed: R
     CPU. A flatten of H x W read by a Transpose runs on the NPU unless its last axis is 1. RK3576 runs them all on the
     NPU."""
     model = plane_reshapes_onnx(tmp_path / "reshapes.onnx", PLANE_RESHAPES, transposed=3)
-    assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Gemm": 2}), ("rk3576", {})])
@@ -221,7 +197,7 @@ def test_wide_gemm_heads_read_by_a_reshape_run_on_the_cpu_on_rk3588(rknn_install
     model = wide_heads_onnx(tmp_path / "heads.onnx", [(1024, 8210, "Reshape"), (256, 8210, "Reshape"),
                                                       (1024, 8210, "Sigmoid"), (1024, 8192, "Reshape"),
                                                       (1024, 4096, "Reshape")])
-    assert _agreement(model, target, tmp_path / "w")[0] == cpu_ops
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:
@@ -284,7 +260,7 @@ def test_an_output_named_with_a_long_json_compiles_and_agrees(rknn_installed: Rk
                                            "target_platform": "rk3588", "workdir": str(tmp_path / "raw"),
                                            "accuracy": False}, tmp_path / "raw")
     assert answer["steps"]["build"] == -1 and "KeyError" in answer["raised"]["build"], answer["raised"]
-    cpu_ops, result = _agreement(model, "rk3588", tmp_path / "work")
+    cpu_ops, result = agreement_with_vendor(model, "rk3588", tmp_path / "work")
     assert cpu_ops == {} and result.compared == 5
     assert LABELS_NAME in str(result.extra["rknn_worst_layers"])
 

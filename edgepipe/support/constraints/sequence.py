@@ -1,0 +1,60 @@
+"""Constraints on sequence models' tensors: time reversal, rank-2 and rank-3 layouts (Rockchip, found with
+rknn-toolkit2 2.5.0 on probe graphs: tests/verify/test_rknn_sequence.py)."""
+
+from __future__ import annotations
+
+from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.graph import OpGraph, OpNode
+
+
+def _reversed_axes(node: OpNode) -> list[int] | None:
+    """The axes a Slice steps backwards along (negative step), as non-negative indices; None when its steps or
+    its data's rank are not known."""
+    steps = node.attrs.get("steps")
+    shape = node.inputs[0].shape if node.inputs else None
+    if steps is None or shape is None:
+        return None
+    rank = len(shape)
+    axes = list(node.attrs.get("axes") or range(len(steps)))
+    return [int(axis) % rank for axis, step in zip(axes, steps) if step < 0]
+
+
+@constraint
+def steps_forward(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A Slice has no negative step: a reversal (a bidirectional RNN exported as two forward ones, each reading
+    and writing the sequence backwards) runs on the CPU (rknn-toolkit2 2.5.0 on RK3576, along any axis)."""
+    reversed_axes = _reversed_axes(node)
+    if not required or not reversed_axes:
+        return True, "steps forward" if reversed_axes is not None else "no constant steps"
+    return False, f"Slice steps backwards along axis {reversed_axes}"
+
+
+@constraint
+def steps_backwards_on_last_axis_only(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A Slice with a negative step (a reversal) steps backwards along its data's last axis only; one reversing
+    any other axis, e.g. the time axis of a [T, F] sequence, runs on the CPU (rknn-toolkit2 2.5.0 on RK3588:
+    madmom's bidirectional RNNs, built from forward RNNs over reversed sequences)."""
+    reversed_axes = _reversed_axes(node)
+    if not required or not reversed_axes:
+        return True, "steps forward" if reversed_axes is not None else "no constant steps"
+    rank = len(node.inputs[0].shape or ())
+    others = [axis for axis in reversed_axes if axis != rank - 1]
+    if others:
+        return False, f"Slice steps backwards along axis {others} of a rank-{rank} tensor, not its last axis"
+    return True, "reverses the last axis"
+
+
+@constraint
+def matrix_pad_axes_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """A Pad of a 2-D tensor pads at most {param} axis; one padding both the time and the feature axis of a [T, F]
+    spectrogram (madmom's key CNN) runs on the CPU (rknn-toolkit2 2.5.0, RK3588 and RK3576). Pads of other ranks
+    are not limited by this rule (3-D pads of two axes run on either side, depending on the axes and on the op
+    after them)."""
+    pads = node.attrs.get("pads")
+    shape = node.inputs[0].shape if node.inputs else None
+    if not pads or shape is None or len(shape) != 2 or len(pads) != 4:
+        return True, "not a constant Pad of a 2-D tensor"
+    padded = [axis for axis in range(2) if pads[axis] or pads[axis + 2]]
+    if len(padded) > limit:
+        return False, f"Pad of a 2-D tensor pads axes {padded} (more than {limit})"
+    return True, f"pads axes {padded}"

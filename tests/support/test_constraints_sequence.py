@@ -1,0 +1,59 @@
+"""One test per constraint of edgepipe/support/constraints/sequence.py: a graph that fails it and one that passes.
+
+The placements these rules predict are checked against rknn-toolkit2 in tests/verify/test_rknn_sequence.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from edgepipe.support.constraints import load_constraints
+from edgepipe.support.graph import OpGraph, OpNode
+from tests.support.graphs import onnx_graph
+
+FLOAT = TensorProto.FLOAT
+
+
+def verdict(name: str, node: OpNode, graph: OpGraph, param: Any) -> tuple[bool, str]:
+    return load_constraints()[name](node, graph, param)
+
+
+def reverse(tmp: Path, shape: list[int], axis: int, step: int = -1) -> tuple[OpNode, OpGraph]:
+    consts = {"starts": np.array([-1 if step < 0 else 0], np.int64), "ends": np.array([-(2**62) if step < 0 else
+                                                                                         2**62], np.int64),
+              "axes": np.array([axis], np.int64), "steps": np.array([step], np.int64)}
+    node = helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"], name="slice")
+    graph = onnx_graph(tmp, [node], {"x": (shape, FLOAT)}, {"y": (shape, FLOAT)}, consts)
+    return graph.nodes[0], graph
+
+
+def pad(tmp: Path, shape: list[int], pads: list[int]) -> tuple[OpNode, OpGraph]:
+    out = [d + pads[i] + pads[i + len(shape)] for i, d in enumerate(shape)]
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="constant")
+    graph = onnx_graph(tmp, [node], {"x": (shape, FLOAT)}, {"y": (out, FLOAT)}, {"pads": np.array(pads, np.int64)})
+    return graph.nodes[0], graph
+
+
+def test_steps_forward(tmp_path: Path) -> None:
+    ok, detail = verdict("steps_forward", *reverse(tmp_path, [1, 8, 16, 16], 3), True)
+    assert not ok and "axis [3]" in detail
+    assert verdict("steps_forward", *reverse(tmp_path, [100, 64], 0, step=1), True)[0]
+
+
+def test_steps_backwards_on_last_axis_only(tmp_path: Path) -> None:
+    ok, detail = verdict("steps_backwards_on_last_axis_only", *reverse(tmp_path, [100, 64], 0), True)
+    assert not ok and "axis [0] of a rank-2 tensor" in detail
+    assert verdict("steps_backwards_on_last_axis_only", *reverse(tmp_path, [100, 64], -1), True)[0]
+    assert verdict("steps_backwards_on_last_axis_only", *reverse(tmp_path, [1, 8, 16, 16], 3), True)[0]
+    assert not verdict("steps_backwards_on_last_axis_only", *reverse(tmp_path, [1, 8, 16, 16], 2), True)[0]
+
+
+def test_matrix_pad_axes_max(tmp_path: Path) -> None:
+    ok, detail = verdict("matrix_pad_axes_max", *pad(tmp_path, [40, 105], [2, 2, 2, 2]), 1)
+    assert not ok and "axes [0, 1]" in detail
+    assert verdict("matrix_pad_axes_max", *pad(tmp_path, [40, 105], [0, 2, 0, 2]), 1)[0]
+    assert verdict("matrix_pad_axes_max", *pad(tmp_path, [40, 105, 24], [2, 2, 0, 2, 2, 0]), 1)[0]  # rank 3

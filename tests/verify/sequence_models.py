@@ -1,0 +1,123 @@
+"""Probe graphs of sequence models' shapes for the Rockchip checks (tests/verify/test_rknn_sequence.py).
+
+Each builds a small float ONNX model with onnx.helper, seeded weights, opset 18: the shapes madmom's, LAC's and
+flashvad's networks have ([T, F] sequences, reversed time axes, 2-D pads, recurrent ops with state inputs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+#: A Slice end past any axis (ONNX clamps it): with step -1 the slice runs from the last element to the first.
+_BEFORE_FIRST = -(2**62)
+
+
+def _save(path: Path, nodes: list, inputs: dict[str, list[int]], outputs: dict[str, list[int]], inits: list,
+          elem: dict[str, int] | None = None) -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    types = elem or {}
+    graph = helper.make_graph(
+        nodes, path.stem,
+        [helper.make_tensor_value_info(n, types.get(n, TensorProto.FLOAT), s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def reversals_onnx(path: Path, cases: list[tuple[list[int], int]]) -> Path:
+    """One branch per (shape, axis): a graph input, Relu, a Slice stepping backwards along ``axis`` (as a
+    bidirectional RNN made of forward ones reverses its sequence), Relu; each branch its own input and output."""
+    from onnx import helper, numpy_helper
+
+    nodes, inits, inputs, outputs = [], [], {}, {}
+    for k, (shape, axis) in enumerate(cases):
+        names = [f"rev{k}_{part}" for part in ("starts", "ends", "axes", "steps")]
+        inits += [numpy_helper.from_array(np.array([v], np.int64), n)
+                  for n, v in zip(names, (-1, _BEFORE_FIRST, axis, -1), strict=True)]
+        nodes += [helper.make_node("Relu", [f"x{k}"], [f"r{k}"], name=f"pre{k}"),
+                  helper.make_node("Slice", [f"r{k}", *names], [f"s{k}"], name=f"reverse{k}"),
+                  helper.make_node("Relu", [f"s{k}"], [f"y{k}"], name=f"post{k}")]
+        inputs[f"x{k}"], outputs[f"y{k}"] = shape, shape
+    return _save(path, nodes, inputs, outputs, inits)
+
+
+def matrix_pads_onnx(path: Path, cases: list[list[int]]) -> Path:
+    """One branch per ``pads`` of a [40, 105] spectrogram (ONNX order: every axis's start, then every end): a
+    graph input, Relu, Pad, Relu."""
+    from onnx import helper, numpy_helper
+
+    nodes, inits, inputs, outputs = [], [], {}, {}
+    for k, pads in enumerate(cases):
+        inits.append(numpy_helper.from_array(np.array(pads, np.int64), f"pads{k}"))
+        nodes += [helper.make_node("Relu", [f"x{k}"], [f"r{k}"], name=f"pre{k}"),
+                  helper.make_node("Pad", [f"r{k}", f"pads{k}"], [f"p{k}"], name=f"pad{k}", mode="constant"),
+                  helper.make_node("Relu", [f"p{k}"], [f"y{k}"], name=f"post{k}")]
+        inputs[f"x{k}"] = [40, 105]
+        outputs[f"y{k}"] = [40 + pads[0] + pads[2], 105 + pads[1] + pads[3]]
+    return _save(path, nodes, inputs, outputs, inits)
+
+
+def unread_input_gru_onnx(path: Path) -> Path:
+    """Baidu LAC's shape: int64 token ids through an embedding (Gather) into a bidirectional GRU, and a
+    ``length`` input no node reads; the GRU carries ``layout=0`` as PyTorch's exporter writes it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (50, 16)).astype(np.float32), "embedding"),
+             numpy_helper.from_array(np.array([1], np.int64), "batch_axis"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (2, 24, 16)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (2, 24, 8)).astype(np.float32), "R")]
+    nodes = [helper.make_node("Gather", ["embedding", "ids"], ["embedded"], name="embed"),
+             helper.make_node("Unsqueeze", ["embedded", "batch_axis"], ["sequence"], name="to_sequence"),
+             helper.make_node("GRU", ["sequence", "W", "R"], ["gru_out"], name="gru", hidden_size=8,
+                              direction="bidirectional", layout=0, linear_before_reset=1),
+             helper.make_node("Relu", ["gru_out"], ["y"], name="relu")]
+    return _save(path, nodes, {"ids": [12], "length": [1]}, {"y": [12, 2, 1, 8]}, inits,
+                 elem={"ids": TensorProto.INT64, "length": TensorProto.INT64})
+
+
+def peephole_lstm_onnx(path: Path, peepholes: bool = True) -> Path:
+    """madmom's LSTM layer: a [100, 32] sequence, initial state from 1-D graph inputs, bias and (optionally)
+    peephole weights ``P``; a sigmoid head."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    hidden = 8
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "batch_axis"),
+             numpy_helper.from_array(np.array([0, 1], np.int64), "state_axes"),
+             numpy_helper.from_array(np.array([1, 2], np.int64), "squeeze_axes"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (1, 4 * hidden, 32)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (1, 4 * hidden, hidden)).astype(np.float32), "R"),
+             numpy_helper.from_array(np.zeros((1, 8 * hidden), np.float32), "B"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (1, 3 * hidden)).astype(np.float32), "P"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (hidden, 1)).astype(np.float32), "head")]
+    nodes = [helper.make_node("Unsqueeze", ["x", "batch_axis"], ["sequence"], name="to_sequence"),
+             helper.make_node("Unsqueeze", ["h0", "state_axes"], ["h"], name="h_state"),
+             helper.make_node("Unsqueeze", ["c0", "state_axes"], ["c"], name="c_state"),
+             helper.make_node("LSTM", ["sequence", "W", "R", "B", "", "h", "c", *(["P"] if peepholes else [])],
+                              ["y"], name="lstm", hidden_size=hidden),
+             helper.make_node("Squeeze", ["y", "squeeze_axes"], ["steps"], name="from_sequence"),
+             helper.make_node("MatMul", ["steps", "head"], ["logit"], name="head"),
+             helper.make_node("Sigmoid", ["logit"], ["activation"], name="sigmoid")]
+    return _save(path, nodes, {"x": [100, 32], "h0": [hidden], "c0": [hidden]}, {"activation": [100, 1]}, inits)
+
+
+def int16_audio_onnx(path: Path) -> Path:
+    """MarbleNet's input: int16 audio [1, 1, 1600] cast to float, a strided Conv (an STFT-like front end)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.01, (8, 1, 1, 160)).astype(np.float32), "frames"),
+             numpy_helper.from_array(np.array([1, 1, 1, 1600], np.int64), "image")]
+    nodes = [helper.make_node("Cast", ["audio"], ["samples"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("Reshape", ["samples", "image"], ["row"], name="to_image"),
+             helper.make_node("Conv", ["row", "frames"], ["spectrum"], name="stft", strides=[1, 80]),
+             helper.make_node("Relu", ["spectrum"], ["y"], name="relu")]
+    return _save(path, nodes, {"audio": [1, 1, 1600]}, {"y": [1, 8, 1, 19]}, inits, elem={"audio": TensorProto.INT16})
