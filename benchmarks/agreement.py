@@ -11,7 +11,10 @@ Per target and role it reports: models, per-op agreement, CPU-op recall (share o
 the CPU that edgepipe also puts there) and precision (share of edgepipe's CPU ops the vendor leaves there too),
 compile failures and tool failures. Nothing is dropped: the nodes of a model whose compile or tool run failed
 (or that has no artifact) count as compared and disagreeing; nodes either side cannot match by name count as
-disagreements. With --docs the tables go into docs/TARGETS.md between the agreement markers; the raw rows go
+disagreements. A compile failure edgepipe predicted (the profile's compile_blockers name a node of the graph)
+is counted in its own column ("failure predicted"), with no ops compared: neither side claims a placement; a
+predicted failure of a graph that compiled is a disagreement on every node.
+With --docs the tables go into docs/TARGETS.md between the agreement markers; the raw rows go
 to benchmarks/results/agreement.json. One run per model and target (the tools are deterministic).
 """
 
@@ -144,13 +147,19 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
         result = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
               seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300])
-    if result is not None and result.status == "ran":
+    blocked = "; ".join(f"{b.op} '{b.node}' {b.detail}" for b in report.compile_blockers[:3])
+    if result is not None and result.status == "ran" and not blocked:
         extra = result.extra
         row.compared, row.agree = result.compared, result.agree
         row.vendor_cpu, row.edgepipe_cpu, row.both_cpu = (int(extra.get(k, 0)) for k in
                                                           ("vendor_cpu", "edgepipe_cpu", "both_cpu"))
+    elif blocked and result is not None and result.status == "compile_failed":
+        # edgepipe said the compiler rejects this graph and it did: no placement is claimed on either side
+        row.status, row.detail = "failure predicted", f"predicted ({blocked}); {row.detail}"[:300]
     else:
-        row.compared = report.nodes  # a failed run is a disagreement on every node, never dropped
+        row.compared = report.nodes  # a failed run, or a failure predicted for a graph that compiled: every
+        if blocked:  # node disagrees, never dropped
+            row.detail = f"edgepipe predicted a compile failure ({blocked}), but it {row.status}"[:300]
     return row
 
 
@@ -178,6 +187,7 @@ def totals(rows: list[Row]) -> dict[str, float]:
     vendor_cpu, edgepipe_cpu = sum(r.vendor_cpu for r in rows), sum(r.edgepipe_cpu for r in rows)
     both = sum(r.both_cpu for r in rows)
     return {"models": len(rows), "ran": count("ran"), "compile_failed": count("compile_failed"),
+            "predicted": count("failure predicted"),
             "tool_failed": count("failed"), "not_installed": count("not installed"),
             "no_artifact": count("no artifact"), "compared": compared, "agree": agree,
             "agreement": agree / compared if compared else float("nan"),
@@ -204,14 +214,16 @@ def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] =
              f"machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, shared 2-core "
              f"host; one run per model and target (the compilers are deterministic). Tools: "
              f"{', '.join(f'{k} {v}' for k, v in versions.items())}.{note}",
-             "", "| target | role | models | compiled | compile failed | tool failed | no artifact | ops compared "
-             "| agreement | CPU-op recall | CPU-op precision |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| target | role | models | compiled | compile failed | failure predicted | tool failed | no artifact "
+             "| ops compared | agreement | CPU-op recall | CPU-op precision |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for target in TARGETS:
         for role in ("held_out", "tuning"):
             t = totals([r for r in rows if r.target == target and r.role == role])
             if not t["models"]:
                 continue
             lines.append(f"| {target} | {role} | {t['models']} | {t['ran']} | {t['compile_failed']} | "
+                         f"{t['predicted']} | "
                          f"{t['tool_failed'] + t['not_installed']} | {t['no_artifact']} | {t['compared']} | "
                          f"**{_pct(t['agreement'])}** | {_pct(t['cpu_recall'])} ({t['vendor_cpu']} vendor CPU ops) | "
                          f"{_pct(t['cpu_precision'])} ({t['edgepipe_cpu']} edgepipe CPU ops) |")

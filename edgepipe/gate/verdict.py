@@ -166,6 +166,12 @@ def compatibility(inputs: VerdictInputs) -> Evidence:
         return Evidence(requirement="compatibility", outcome="not proven",
                         detail="no support check ran (no deployed artifact to place)")
     cpu_ops = sum(support.cpu_ops.values())
+    if support.compile_blockers:
+        first = support.compile_blockers[0]
+        return Evidence(requirement="compatibility", outcome="failed",
+                        detail=f"the target's compiler cannot compile this graph ({len(support.compile_blockers)} "
+                               f"node(s) it rejects; {first.op} '{first.node}': {first.detail}; the rule: "
+                               f"{first.rule} next step: change those nodes in the model)")
     broken = []
     if required.min_accelerator_mac_share is not None and support.mac_share < required.min_accelerator_mac_share:
         broken.append(f"{100 * support.mac_share:.1f}% of MACs on the accelerator "

@@ -6,10 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 from edgepipe.errors import ModelLoadError, ProfileError
+from edgepipe.support.constraints import load_constraints
 from edgepipe.support.graph import OpGraph
 from edgepipe.support.placement import partitions, peak_activation_bytes, place, weights_bytes
-from edgepipe.support.report import SupportReport
-from edgepipe.targets.profile import TargetProfile
+from edgepipe.support.report import CompileBlocker, SupportReport
+from edgepipe.targets.profile import OpTable, TargetProfile
 
 
 def read_graph(path: Path) -> OpGraph:
@@ -52,7 +53,20 @@ def check_graph(graph: OpGraph, profile: TargetProfile) -> SupportReport:
         peak_activation_bytes=peak, weights_bytes=weights_bytes(graph), sram_bytes=sram,
         fits_sram=None if sram is None else peak <= sram,
         cpu_ops=dict(Counter(v.op for v in verdicts if v.placement == "cpu")),
-        node_verdicts=verdicts, partition_list=runs)
+        node_verdicts=verdicts, partition_list=runs, compile_blockers=compile_blockers(graph, table))
+
+
+def compile_blockers(graph: OpGraph, table: OpTable) -> list[CompileBlocker]:
+    """The nodes failing one of the table's ``compile_blockers``: with any, the vendor compiler rejects the graph."""
+    known = load_constraints()
+    found = []
+    for node in graph.nodes:
+        for name, param in table.compile_blockers.get(node.op, {}).items():
+            ok, detail = known[name](node, graph, param)
+            if not ok:
+                found.append(CompileBlocker(node=node.name, op=node.op, constraint=name,
+                                            rule=known[name].rule(param), detail=detail))
+    return found
 
 
 def check_model(path: Path, profile: TargetProfile) -> SupportReport:

@@ -19,6 +19,15 @@ def summary_line(report: SupportReport) -> str:
             f"{report.partitions} accelerator partition(s), {report.transitions} transition(s){sram}")
 
 
+def blocker_line(report: SupportReport) -> str:
+    """One line naming the nodes the target's compiler rejects with the whole graph; '' when there are none."""
+    if not report.compile_blockers:
+        return ""
+    named = "; ".join(f"{b.op} '{b.node}': {b.detail}" for b in report.compile_blockers[:4])
+    more = f" (+{len(report.compile_blockers) - 4} more)" if len(report.compile_blockers) > 4 else ""
+    return f"{report.target}: the compiler cannot compile this graph: {named}{more} — {report.compile_blockers[0].rule}"
+
+
 def _verification_rows(verifications: list[Verification]) -> list[str]:
     rows = []
     for v in verifications:
@@ -37,6 +46,8 @@ def render_table(report: SupportReport) -> str:
         reason = v.failed[0].detail if v.failed else ""
         lines.append(f"{v.index:>4}  {v.op[:22]:<22} {v.placement:<11} {reason}")
     lines += ["-" * 80, summary_line(report)]
+    if report.compile_blockers:
+        lines.append(blocker_line(report))
     for check in report.verification:
         lines.append(_verification_rows([check])[0].strip("| ").replace(" | ", " — "))
     return "\n".join(lines)
@@ -46,6 +57,8 @@ def render_support_markdown(report: SupportReport) -> list[str]:
     """The report.md section: summary, CPU nodes with reasons, vendor agreement."""
     lines = [f"## Operator support on {report.target} ({report.format}, {report.partition_semantics} partitioning)",
              "", summary_line(report) + ".", ""]
+    if report.compile_blockers:
+        lines += [blocker_line(report), ""]
     cpu = [v for v in report.node_verdicts if v.placement == "cpu"]
     if cpu:
         lines += ["| node | op | failed constraint | detail |", "|---|---|---|---|"]

@@ -28,6 +28,16 @@ class NodeVerdict(_Record):
     macs: int = Field(0, description="Multiply-accumulates of this node.")
 
 
+class CompileBlocker(_Record):
+    """A node the vendor compiler is known to reject, failing the whole compile (not falling back to the CPU)."""
+
+    node: str
+    op: str
+    constraint: str
+    rule: str
+    detail: str
+
+
 class Partition(_Record):
     device: Placement
     nodes: list[int] = Field(description="Node indices, in execution order.")
@@ -83,3 +93,6 @@ class SupportReport(_Record):
     node_verdicts: list[NodeVerdict]
     partition_list: list[Partition]
     verification: list[Verification] = Field(default_factory=list)
+    compile_blockers: list[CompileBlocker] = Field(
+        default_factory=list, description="Nodes that make the target's compiler reject the whole graph "
+                                          "(profile compile_blockers): empty when none is known.")

@@ -59,6 +59,10 @@ class OpTable(_Strict):
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")
 
+    compile_blockers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Op name -> constraints whose failure on any node of that op makes the "
+                                          "vendor compiler reject the whole graph (not a CPU fallback).")
+
     @field_validator("generic")
     @classmethod
     def _generic_known(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +72,11 @@ class OpTable(_Strict):
     @classmethod
     def _ops_known(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         return {op: _check_rule_table(rules, f"ops.{op}") for op, rules in value.items()}
+
+    @field_validator("compile_blockers")
+    @classmethod
+    def _blockers_known(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {op: _check_rule_table(rules, f"compile_blockers.{op}") for op, rules in value.items()}
 
 
 class CheckedArtifact(_Strict):

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.support.constraints.sequence import has_peepholes
+from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
 from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.base import CompileResult, Toolchain, last_line
@@ -291,19 +292,11 @@ def peephole_hint(graph: OpGraph) -> str:
     """A next step when the graph holds LSTMs with peephole weights (their 8th input, ``P``): rknn-toolkit2 2.5.0
     aborts on them ("SubGraphManager: not support yet"; with an empty optional input before ``P``: ``KeyError:
     ''``), probed on single LSTMs that compile without ``P`` (madmom's LSTMs have peepholes); '' when none has."""
-    peephole = [node.name for node in graph.nodes if node.op == "LSTM" and _has_peepholes(node)]
+    peephole = [node.name for node in graph.nodes if has_peepholes(node)]
     if not peephole:
         return ""
     return (f". The model's LSTMs {', '.join(peephole[:4])} have peephole weights, which rknn-toolkit2 2.5.0 cannot "
             "compile: retrain or export them without peepholes (ONNX LSTM input P), or run them on the CPU")
-
-
-def _has_peepholes(node: OpNode) -> bool:
-    """An LSTM with a constant input shaped like peephole weights, [directions, 3 x hidden_size] (the reader
-    keeps no empty inputs, so ``P`` is known by its shape: W, R and B have 4 or 8 x hidden_size rows)."""
-    hidden = int(node.attrs.get("hidden_size") or 0)
-    return any(t.constant and t.shape is not None and len(t.shape) == 2 and t.shape[1] == 3 * hidden
-               for t in node.inputs)
 
 
 def integer_input_hint(graph: OpGraph) -> str:

@@ -57,3 +57,14 @@ def test_matrix_pad_axes_max(tmp_path: Path) -> None:
     assert not ok and "axes [0, 1]" in detail
     assert verdict("matrix_pad_axes_max", *pad(tmp_path, [40, 105], [0, 2, 0, 2]), 1)[0]
     assert verdict("matrix_pad_axes_max", *pad(tmp_path, [40, 105, 24], [2, 2, 0, 2, 2, 0]), 1)[0]  # rank 3
+
+
+def test_no_peepholes(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.sequence_models import peephole_lstm_onnx
+
+    with_p = read_graph(peephole_lstm_onnx(tmp_path / "p.onnx"))
+    lstm = next(n for n in with_p.nodes if n.op == "LSTM")
+    assert verdict("no_peepholes", lstm, with_p, True) == (False, "has peephole weights (input P)")
+    without = read_graph(peephole_lstm_onnx(tmp_path / "plain.onnx", peepholes=False))
+    assert verdict("no_peepholes", next(n for n in without.nodes if n.op == "LSTM"), without, True)[0]

@@ -9,7 +9,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgepipe.support import read_graph
+from edgepipe.support import check_graph, read_graph
+from edgepipe.targets import load_profile
 from edgepipe.toolchains.rknn import Rknn, seeded_inputs
 from edgepipe.toolchains.rknn_model import toolkit_model
 from tests.verify.conftest import agreement_with_vendor
@@ -70,8 +71,10 @@ def test_an_unread_input_and_a_default_layout_compile(rknn_installed: Rknn, tmp_
 def test_an_lstm_with_peepholes_is_a_compile_failure_naming_them(rknn_installed: Rknn, tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0's compiler aborts the process (SIGABRT, "SubGraphManager: not support yet") on an LSTM
     with peephole weights, as on madmom's BLSTMs: a compile failure with the compiler's message and the LSTMs to
-    change, not a broken tool; the same LSTM without peepholes compiles."""
+    change, not a broken tool, and one the profile predicts (compile_blockers); the same LSTM without peepholes
+    compiles."""
     model = peephole_lstm_onnx(tmp_path / "peephole.onnx")
+    assert [b.node for b in check_graph(read_graph(model), load_profile("rk3588")).compile_blockers] == ["lstm"]
     result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3588"}, tmp_path / "w")
     assert result.status == "compile_failed", result
     assert "aborted" in result.detail and "not support yet" in result.detail

@@ -58,3 +58,21 @@ def matrix_pad_axes_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     if len(padded) > limit:
         return False, f"Pad of a 2-D tensor pads axes {padded} (more than {limit})"
     return True, f"pads axes {padded}"
+
+
+def has_peepholes(node: OpNode) -> bool:
+    """An LSTM with a constant input shaped like peephole weights, [directions, 3 x hidden_size] (the reader keeps
+    no empty inputs, so ``P`` is known by its shape: W, R and B have 4 or 8 x hidden_size rows)."""
+    hidden = int(node.attrs.get("hidden_size") or 0)
+    return node.op == "LSTM" and any(t.constant and t.shape is not None and len(t.shape) == 2 and
+                                     t.shape[1] == 3 * hidden for t in node.inputs)
+
+
+@constraint
+def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """An LSTM has no peephole weights (its input P): rknn-toolkit2 2.5.0's compiler aborts on one ("SubGraphManager:
+    not support yet"; with an empty optional input before P, "KeyError: ''"), as on every madmom LSTM; the same LSTM
+    without P compiles."""
+    if required and has_peepholes(node):
+        return False, "has peephole weights (input P)"
+    return True, "no peephole weights"

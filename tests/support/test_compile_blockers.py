@@ -1,0 +1,43 @@
+"""Compile blockers: nodes a target's compiler rejects with the whole graph (``[onnx.compile_blockers]``).
+
+madmom's LSTMs carry peephole weights, on which rknn-toolkit2 2.5.0's compiler aborts the process; edgepipe's
+profiles for the Rockchip SoCs say so, and the support report, the terminal table and the verdict name the node
+(tests/verify/test_rknn_sequence.py checks the prediction against the toolkit itself).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgepipe.gate.verdict import VerdictInputs, compatibility
+from edgepipe.support import check_graph, read_graph
+from edgepipe.support.render import render_support_markdown, render_table
+from edgepipe.targets import load_profile
+from edgepipe.targets.profile import OpTable
+from tests.verify.sequence_models import peephole_lstm_onnx
+
+
+@pytest.mark.parametrize("target", ["edge-box-npu", "rk3588", "rk3576"])
+def test_an_lstm_with_peepholes_blocks_the_rockchip_compile(tmp_path: Path, target: str) -> None:
+    report = check_graph(read_graph(peephole_lstm_onnx(tmp_path / "peephole.onnx")), load_profile(target))
+    (blocker,) = report.compile_blockers
+    assert (blocker.node, blocker.op, blocker.constraint) == ("lstm", "LSTM", "no_peepholes")
+    assert "cannot compile this graph: LSTM 'lstm'" in render_table(report)
+    assert any("LSTM 'lstm': has peephole weights" in line for line in render_support_markdown(report))
+    evidence = compatibility(VerdictInputs(target=load_profile(target), artifacts=[], accuracy=None, support=report))
+    assert evidence.outcome == "failed" and "cannot compile this graph" in evidence.detail
+    assert "next step" in evidence.detail
+
+
+def test_the_same_lstm_without_peepholes_and_other_targets_are_not_blocked(tmp_path: Path) -> None:
+    plain = read_graph(peephole_lstm_onnx(tmp_path / "plain.onnx", peepholes=False))
+    assert check_graph(plain, load_profile("rk3588")).compile_blockers == []
+    peephole = read_graph(peephole_lstm_onnx(tmp_path / "peephole.onnx"))
+    assert check_graph(peephole, load_profile("mobile-npu")).compile_blockers == []
+
+
+def test_a_blocker_naming_an_unknown_constraint_is_a_profile_error() -> None:
+    with pytest.raises(ValueError, match="compile_blockers.LSTM: unknown constraint 'no_such_rule'"):
+        OpTable(compile_blockers={"LSTM": {"no_such_rule": True}})
