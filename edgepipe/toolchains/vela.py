@@ -131,8 +131,8 @@ class Vela(Toolchain):
         out.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(self.command(model, options, out), capture_output=True, text=True,
                               timeout=self.timeout_s, cwd=out, check=False)
-        if proc.returncode != 0:
-            output = proc.stderr + proc.stdout
+        if proc.returncode != 0:  # stderr last: a Python exception's own line ends it, not a warning on stdout
+            output = f"{proc.stdout}\n{proc.stderr}"
             status: CompileStatus = "failed" if "Traceback" in output else "compile_failed"
             return CompileResult(tool=tool, status=status, detail=f"vela: {last_line(output)}")
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)

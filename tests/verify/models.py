@@ -438,3 +438,69 @@ def recurrent_onnx(path: Path, op: str, direction: str = "forward", peephole: bo
                               [numpy_helper.from_array(v, k) for k, v in consts.items()])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
     return path
+
+
+def _int8_tflite(path: Path, net: object, specs: list[object]) -> Path:
+    """Full-integer TFLite of the tf.function ``net`` over ``specs``; integer inputs are calibrated with ids in
+    [0, 50), float inputs with uniform [0, 1) samples."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function(*specs)])  # type: ignore[attr-defined]
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: (
+        [rng.integers(0, 50, s.shape).astype(s.dtype.as_numpy_dtype) if s.dtype.is_integer  # type: ignore[attr-defined]
+         else rng.random(s.shape, dtype=np.float32) for s in specs] for _ in range(8))  # type: ignore[attr-defined]
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
+def token_embedding_tflite(path: Path, ids: str = "int64", vocabulary: int = 50) -> Path:
+    """An embedding lookup of token ids [1, 16] of dtype ``ids`` as onnx2tf converts an ONNX Gather (lac_bigru's
+    first ops): the negative-index wrap ``ids + cast(ids < 0) * vocabulary`` (LESS, CAST, MUL, ADD in the ids'
+    dtype), then GATHER from an int8 table [vocabulary, 8] and RELU."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    dtype = tf.as_dtype(ids)
+    table = tf.constant(np.random.default_rng(0).normal(0, 1, (vocabulary, 8)).astype(np.float32))
+
+    @tf.function
+    def net(tokens):  # noqa: ANN001, ANN202 - a tf.function signature
+        wrapped = tokens + tf.cast(tokens < 0, dtype) * vocabulary
+        return tf.nn.relu(tf.gather(table, wrapped))
+
+    return _int8_tflite(path, net, [tf.TensorSpec((1, 16), dtype)])
+
+
+#: One int64 op each, as the TF converter writes them (name -> function of an int64 [1, 16] tensor).
+INT64_OPS = {
+    "ADD": lambda tf, a: a + tf.constant(1, tf.int64), "SUB": lambda tf, a: a - tf.constant(1, tf.int64),
+    "MUL": lambda tf, a: a * a, "NEG": lambda tf, a: -a,
+    "MAXIMUM": lambda tf, a: tf.maximum(a, tf.constant(2, tf.int64)),
+    "LESS": lambda tf, a: a < tf.constant(3, tf.int64), "EQUAL": lambda tf, a: tf.equal(a, tf.constant(3, tf.int64)),
+    "CAST": lambda tf, a: tf.cast(a, tf.int32),
+    "RESHAPE": lambda tf, a: tf.reshape(a, [4, 4]),
+    "TRANSPOSE": lambda tf, a: tf.transpose(tf.reshape(a, [1, 4, 4]), [0, 2, 1]),
+    "SUM": lambda tf, a: tf.reduce_sum(a, axis=1, keepdims=True),
+    "CONCATENATION": lambda tf, a: tf.concat([a, a], axis=1),
+}
+
+
+def int64_ops_tflite(path: Path, ops: list[str]) -> Path:
+    """An int8 TFLite with an int64 input ``ids`` [1, 16] read by one op of each of ``ops`` (keys of
+    :data:`INT64_OPS`, each writing a graph output), beside a float input [1, 8] whose RELU is quantized and
+    whose ARG_MAX writes an int64 index (int8 input, 64-bit output)."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+
+    @tf.function
+    def net(ids, x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(x)
+        return (*[INT64_OPS[op](tf, ids) for op in ops], y, tf.math.argmax(tf.reshape(y, [1, 2, 4]), axis=-1))
+
+    return _int8_tflite(path, net, [tf.TensorSpec((1, 16), tf.int64), tf.TensorSpec((1, 8), tf.float32)])

@@ -195,3 +195,105 @@ def test_a_compile_the_tool_did_not_finish_is_run_again(stress_tflite: Path, tmp
     del tool.timeout_s  # type: ignore[misc]
     assert tool.compile(stress_tflite, graph, options, tmp_path / "b").status == "compiled"
     assert _CountingVela.runs == before + 2
+
+
+@pytest.fixture(scope="module")
+def int64_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from tests.verify.models import int64_ops_tflite, token_embedding_tflite
+
+    folder = tmp_path_factory.mktemp("int64")
+    return {"ids64": token_embedding_tflite(folder / "ids64.tflite"),
+            "ids32": token_embedding_tflite(folder / "ids32.tflite", ids="int32"),
+            "arithmetic": int64_ops_tflite(folder / "arithmetic.tflite",
+                                           ["ADD", "SUB", "MUL", "NEG", "RESHAPE", "TRANSPOSE", "SUM"]),
+            "movement": int64_ops_tflite(folder / "movement.tflite", ["RESHAPE", "TRANSPOSE", "CONCATENATION"])}
+
+
+@pytest.mark.parametrize(("model", "cpu_ops"), [
+    ("ids64", {"LESS": 1, "CAST": 1, "MUL": 1, "ADD": 1, "GATHER": 1}),
+    ("ids32", {"LESS": 1, "CAST": 1, "GATHER": 1}),
+    ("arithmetic", {"ADD": 1, "SUB": 1, "MUL": 1, "NEG": 1, "RESHAPE": 2, "TRANSPOSE": 1, "SUM": 1}),
+])
+def test_u55_runs_no_64_bit_feature_map(int64_models: dict[str, Path], tmp_path: Path, model: str,
+                                        cpu_ops: dict[str, int]) -> None:
+    """Vela: "Unsupported dataType Int64" for any op reading or writing int64 on the U55 (lac_bigru's int64
+    token-id ADD and MUL, edgepipe put them on the NPU), except ARG_MAX's int64 index output; in int32 the same
+    ADD and MUL run on the NPU."""
+    profile = load_profile("ethos-u55")
+    report = check_model(int64_models[model], profile)
+    assert report.cpu_ops == cpu_ops
+    if model == "arithmetic":  # int8 in, int64 index out: on the NPU
+        assert [v.placement for v in report.node_verdicts if v.op == "ARG_MAX"] == ["accelerator"]
+    if model != "ids32":
+        failed = [f.detail for v in report.node_verdicts if v.op in ("ADD", "MUL") for f in v.failed]
+        assert len(failed) == 2 and all("is int64, not one of" in d for d in failed)
+    result = vendor_verification(report, profile, int64_models[model], tmp_path)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes, result.disagreements
+
+
+@pytest.fixture(scope="module")
+def int64_op_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from tests.verify.models import int64_ops_tflite
+
+    folder = tmp_path_factory.mktemp("int64_ops")
+    return {op: int64_ops_tflite(folder / f"{op.lower()}.tflite", [op])
+            for op in ("SUB", "NEG", "CAST", "EQUAL", "MAXIMUM")}
+
+
+@pytest.mark.parametrize(("op", "vela_op"), [
+    ("LESS", "Greater"), ("SUB", "Sub"), ("NEG", "Sub"), ("CAST", "Add"), ("EQUAL", "Equal"), ("MAXIMUM", "Maximum"),
+])
+def test_u85_predicts_the_compile_failure_of_64_bit_elementwise_inputs(
+        int64_models: dict[str, Path], int64_op_models: dict[str, Path], tmp_path: Path, op: str,
+        vela_op: str) -> None:
+    """Vela places an element-wise op or CAST reading int64 on the U85, then cannot compile the graph ("Could not
+    find a valid OFM microblock for Greater with 64-bit input.": lac_bigru's LESS on its int64 token ids); the
+    profile's compile_blockers name the node (input_bits_max)."""
+    model = int64_models["ids64"] if op == "LESS" else int64_op_models[op]
+    profile = load_profile("ethos-u85")
+    report = check_model(model, profile)
+    assert {b.op for b in report.compile_blockers} >= {op}
+    assert {b.constraint for b in report.compile_blockers} == {"input_bits_max"}
+    result = vendor_verification(report, profile, model, tmp_path)
+    assert result is not None and result.status == "compile_failed", result
+    assert result.detail == f"vela: Could not find a valid OFM microblock for {vela_op} with 64-bit input."
+
+
+@pytest.mark.parametrize("model", ["ids32", "movement"])
+def test_u85_compiles_int32_ids_and_int64_data_movement(int64_models: dict[str, Path], tmp_path: Path,
+                                                        model: str) -> None:
+    """The same embedding with int32 ids, and int64 RESHAPE, TRANSPOSE, CONCATENATION (and a CAST to int64, a
+    GATHER of int64 indices in ids64) are no blockers: Vela compiles them all on the U85."""
+    profile = load_profile("ethos-u85")
+    report = check_model(int64_models[model], profile)
+    assert report.compile_blockers == [] and report.cpu_ops == {}
+    assert not [b for b in check_model(int64_models["ids64"], profile).compile_blockers
+                if b.op in ("CAST", "GATHER")]
+    result = vendor_verification(report, profile, int64_models[model], tmp_path)
+    assert result is not None and result.status == "ran", result
+    assert result.compared == result.agree == report.nodes, result.disagreements
+
+
+def test_check_verify_shows_the_u85_compile_failure_and_the_nodes(int64_models: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """`edgepipe check --verify` prints Vela's own message and the nodes edgepipe predicted; the build verdict
+    fails on them with a next step."""
+    import json
+
+    from edgepipe.gate.verdict import VerdictInputs, compatibility
+    from tests.conftest import run_cli
+
+    proc = run_cli("check", str(int64_models["ids64"]), "--target", "ethos-u85", "--verify",
+                   "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ethos-u85: the compiler cannot compile this graph: LESS" in proc.stdout
+    assert "compile_failed" in proc.stdout
+    assert "Could not find a valid OFM microblock for Greater with 64-bit input." in proc.stdout
+    data = json.loads((tmp_path / "out" / "ids64-ethos-u85.json").read_text())
+    assert [b["op"] for b in data["compile_blockers"]] == ["LESS", "MUL", "ADD"]
+    assert data["verification"][0]["status"] == "compile_failed"
+    profile = load_profile("ethos-u85")
+    evidence = compatibility(VerdictInputs(target=profile, artifacts=[], accuracy=None,
+                                           support=check_model(int64_models["ids64"], profile)))
+    assert evidence.outcome == "failed" and "LESS" in evidence.detail and "next step" in evidence.detail
