@@ -62,7 +62,12 @@ def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_p
 
 @pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator")])
 def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, placement: str) -> None:
-    model = conv_net_onnx(tmp_path / f"{op}.onnx", [op], opset=13)
+    _placed_as_the_emulator_places_it(conv_net_onnx(tmp_path / f"{op}.onnx", [op], opset=13), op, placement, tmp_path)
+
+
+def _placed_as_the_emulator_places_it(model: Path, op: str, placement: str, tmp_path: Path) -> None:
+    """edgepipe places ``op`` of the float ``model`` at ``placement``, and the HTP emulator places every node as
+    edgepipe does."""
     graph = read_graph(model)
     report = check_graph(graph, load_profile("mobile-npu"))
     assert next(v for v in report.node_verdicts if v.op == op).placement == placement
@@ -100,13 +105,7 @@ def test_recurrent_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str
                                                           placement: str) -> None:
     """The QNN EP runs a float LSTM or GRU on the HTP unless its activations are not spelled as its lower-case
     defaults (ONNX's Sigmoid and Tanh included), it clips, or its sequence_lens is computed at run time."""
-    model = recurrent_onnx(tmp_path / f"{op}.onnx", op, **options)
-    graph = read_graph(model)
-    report = check_graph(graph, load_profile("mobile-npu"))
-    assert next(v for v in report.node_verdicts if v.op == op).placement == placement
-    result = QnnHtp(run_outputs=False).compile(model, graph, {"htp-arch": "73", "soc-model": "43"}, tmp_path)
-    assert result.status == "compiled", result.detail
-    assert result.placement == {v.name: v.placement for v in report.node_verdicts}
+    _placed_as_the_emulator_places_it(recurrent_onnx(tmp_path / f"{op}.onnx", op, **options), op, placement, tmp_path)
 
 
 @pytest.mark.parametrize(("op", "activations", "placement"),
