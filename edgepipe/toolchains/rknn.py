@@ -300,9 +300,9 @@ def peephole_hint(graph: OpGraph) -> str:
 
 
 def integer_input_hint(graph: OpGraph) -> str:
-    """A next step when the toolkit rejects an input's data type (it takes float, uint8 and int8 inputs: a
-    MarbleNet VAD taking int16 audio fails "Not support input data type 'int16'!")."""
-    odd = [f"'{t.name}' ({t.dtype})" for t in graph.graph_inputs if t.dtype in ("int16", "uint16", "int32", "int64")]
+    """A next step when the toolkit rejects an input's data type (a MarbleNet VAD taking int16 audio fails "Not
+    support input data type 'int16'!"; int64 token ids, as LAC's, compile)."""
+    odd = [f"'{t.name}' ({t.dtype})" for t in graph.graph_inputs if t.dtype in ("int16", "uint16")]
     if not odd:
         return ""
     return (f". Inputs {', '.join(odd)}: give the model a float32 input and cast inside it (or cast in the "
