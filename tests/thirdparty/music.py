@@ -8,6 +8,8 @@ its processors (madmom 0.17 ``audio/filters.py``, ``audio/spectrogram.py``): fra
 ``fmin`` and ``fmax`` with duplicate bins merged and area-normalised triangles, ``log10(1 + x)``, and for the
 beat/downbeat/note networks the positive first-order difference stacked beside it (``diff_ratio`` 0.5). The band
 counts this gives are the ones the networks take (266, 314, 482, 81, 105, 162, 236), which checks the filterbank.
+The onset CNN's Mel bands stacked in depth, and SuperFlux's onset function (a maximum-filtered difference summed over
+bands) are options of the same pipeline; beat-synchronous features for the downbeat GRUs are in music_beats.py.
 """
 
 from __future__ import annotations
@@ -50,31 +52,54 @@ def music_like(seconds: float, seed: int = 0) -> np.ndarray:
     return np.clip(wave, -1, 1).astype(np.float32)
 
 
-def log_filterbank(frame_size: int, bands: int, fmin: float, fmax: float) -> np.ndarray:
-    """madmom's ``LogarithmicFilterbank`` (unique bins, area-normalised triangles): (frame_size // 2, filters)."""
+def beat_period(seed: int) -> float:
+    """Seconds per beat of ``music_like(..., seed)``, whose beats fall at 0 s and every period after: its tempo is
+    the first draw of its generator."""
+    return 60.0 / float(np.random.default_rng(seed).uniform(90, 150))
+
+
+def log_frequencies(bands: int, fmin: float, fmax: float) -> np.ndarray:
+    """madmom's ``log_frequencies``: ``bands`` per octave from A4 (Hz), kept between ``fmin`` and ``fmax``."""
     left = np.floor(np.log2(fmin / A4) * bands)
     right = np.ceil(np.log2(fmax / A4) * bands)
     freqs = A4 * 2.0 ** (np.arange(left, right) / bands)
     freqs = freqs[np.searchsorted(freqs, fmin):]
-    freqs = freqs[:np.searchsorted(freqs, fmax, "right")]
+    return freqs[:np.searchsorted(freqs, fmax, "right")]
+
+
+def mel_frequencies(bands: int, fmin: float, fmax: float) -> np.ndarray:
+    """madmom's ``mel_frequencies``: ``bands`` frequencies evenly spaced in Mel between ``fmin`` and ``fmax`` (Hz)."""
+    mel = 1127.01048 * np.log(np.array([fmin, fmax]) / 700.0 + 1.0)
+    return 700.0 * (np.exp(np.linspace(mel[0], mel[1], bands) / 1127.01048) - 1.0)
+
+
+def log_filterbank(frame_size: int, bands: int, fmin: float, fmax: float, *, mel: bool = False,
+                   norm: bool = True) -> np.ndarray:
+    """madmom's ``LogarithmicFilterbank`` (``bands`` per octave, duplicate bins merged) or, with ``mel``, its
+    ``MelFilterbank`` (``bands`` filters, duplicate bins kept: ``unique_filters=False``): (frame_size // 2, filters).
+
+    Overlapping triangles of height 1, area-normalised with ``norm``.
+    """
+    freqs = mel_frequencies(bands + 2, fmin, fmax) if mel else log_frequencies(bands, fmin, fmax)
     bin_freqs = np.fft.fftfreq(frame_size, 1.0 / RATE)[: frame_size // 2]
     index = np.clip(bin_freqs.searchsorted(freqs), 1, len(bin_freqs) - 1)
     index -= (freqs - bin_freqs[index - 1] < bin_freqs[index] - freqs).astype(index.dtype)
-    bins = np.unique(index)
+    bins = index if mel else np.unique(index)
     bank = np.zeros((frame_size // 2, len(bins) - 2), np.float32)
     for k, (start, center, stop) in enumerate(zip(bins, bins[1:], bins[2:])):
         if stop - start < 2:
             center, stop = start, start + 1
         rise = np.linspace(0, 1, center - start, endpoint=False)
         fall = np.linspace(1, 0, stop - center, endpoint=False)
-        triangle = np.concatenate([rise, fall]) if center > start else np.ones(stop - start)
-        bank[start:stop, k] = triangle / triangle.sum()
+        triangle = np.concatenate([rise, fall])
+        bank[start:stop, k] = triangle / triangle.sum() if norm else triangle
     return bank
 
 
 @dataclass(frozen=True)
 class Features:
-    """One madmom feature pipeline: frame sizes with their bands per octave, frame rate, range, difference."""
+    """One madmom feature pipeline: frame sizes with their bands (per octave, or Mel filters), frame rate, range,
+    logarithm, difference."""
 
     frame_sizes: tuple[int, ...]
     bands: tuple[int, ...]
@@ -82,14 +107,32 @@ class Features:
     fmin: float = 30.0
     fmax: float = 17_000.0
     diff: bool = True
-    #: ``log10(mul * x + 1)``: madmom's onset networks take mul = 5.
+    #: ``log(mul * x + add)``: madmom's onset networks take mul = 5; the onset CNN takes ``np.log`` of x + eps.
     mul: float = 1.0
+    add: float = 1.0
+    log: np.ufunc = np.log10
     #: Where the Hann window has risen to this share of its peak sets the difference's frame lag.
     diff_ratio: float = 0.5
+    #: ``bands`` counts Mel filters (madmom's ``MelFilterbank``, duplicate bins kept) instead of bands per octave.
+    mel: bool = False
+    #: Area-normalised filters (madmom's ``norm_filters``).
+    norm_filters: bool = True
+    #: The difference subtracts the maximum over this many neighbouring bands of the earlier frame (SuperFlux: 3).
+    diff_max_bins: int = 1
+    #: Keep the spectrogram beside its difference; False gives the difference alone.
+    keep_spec: bool = True
+    #: Sum every feature of a frame into one value (the spectral flux onset function): (frames, 1).
+    sum_bands: bool = False
 
     def __call__(self, wave: np.ndarray) -> np.ndarray:
-        """(frames, features) float32: one block per frame size, each the log spectrogram and its difference."""
-        return np.hstack([self._one(wave, size, bands) for size, bands in zip(self.frame_sizes, self.bands)])
+        """(frames, features) float32: one block per frame size side by side, each the log spectrogram and its
+        difference (or a block summed to one value per frame with ``sum_bands``)."""
+        features = np.hstack(self.blocks(wave))
+        return features.sum(axis=1, keepdims=True) if self.sum_bands else features
+
+    def blocks(self, wave: np.ndarray) -> list[np.ndarray]:
+        """One (frames, features) float32 block per frame size."""
+        return [self._one(wave, size, bands) for size, bands in zip(self.frame_sizes, self.bands)]
 
     def _one(self, wave: np.ndarray, frame_size: int, bands: int) -> np.ndarray:
         hop = RATE / self.fps
@@ -98,14 +141,20 @@ class Features:
         window = np.hanning(frame_size).astype(np.float32)
         frames = np.stack([padded[int(i * hop):int(i * hop) + frame_size] for i in range(count)]) * window
         spectrum = np.abs(np.fft.rfft(frames, axis=1))[:, : frame_size // 2]
-        spec = np.log10(1 + self.mul * spectrum @ log_filterbank(frame_size, bands, self.fmin, self.fmax))
+        bank = log_filterbank(frame_size, bands, self.fmin, self.fmax, mel=self.mel, norm=self.norm_filters)
+        spec = self.log(self.mul * spectrum @ bank + self.add)
         if not self.diff:
             return spec.astype(np.float32)
         sample = int(np.argmax(window > self.diff_ratio * window.max()))
         lag = max(1, int(round((frame_size / 2 - sample) / hop)))
+        earlier = spec
+        if self.diff_max_bins > 1:
+            from scipy.ndimage import maximum_filter  # scipy: a test dependency, imported where used
+
+            earlier = maximum_filter(spec, size=(1, self.diff_max_bins))
         diff = np.zeros_like(spec)
-        diff[lag:] = np.maximum(spec[lag:] - spec[:-lag], 0)
-        return np.hstack([spec, diff]).astype(np.float32)
+        diff[lag:] = np.maximum(spec[lag:] - earlier[:-lag], 0)
+        return (np.hstack([spec, diff]) if self.keep_spec else diff).astype(np.float32)
 
 
 #: madmom's pre-processing of each network family (features/beats.py, downbeats.py, notes.py, key.py,
@@ -121,6 +170,13 @@ ONLINE_BEATS = Features((2048,), (12,))
 ONSETS = Features((1024, 2048, 4096), (6, 6, 6), mul=5, diff_ratio=0.25)
 ONLINE_ONSETS = Features((512, 1024, 2048), (6, 6, 6), mul=5, diff_ratio=0.25)
 PIANO_NOTES = Features((4096,), (24,), fps=50, fmax=10_000, diff=False)
+#: The onset CNN (onsets.py ``CNNOnsetProcessor``): 80 Mel bands (27.5 Hz - 16 kHz) of three frame sizes, natural
+#: log of x + eps, the three stacked in depth by ``depth_windows``.
+ONSETS_CNN = Features((2048, 1024, 4096), (80, 80, 80), fmin=27.5, fmax=16_000, diff=False, add=float(np.spacing(1)),
+                      log=np.log, mel=True)
+#: SuperFlux's onset function, what the peak-picking BRNN reads (bin/SuperFluxNN, 100 fps): 24 bands per octave,
+#: filters of height 1, the difference to the maximum of 3 neighbouring bands of the earlier frame, summed: 1 value.
+SUPERFLUX = Features((2048,), (24,), norm_filters=False, diff_max_bins=3, keep_spec=False, sum_bands=True)
 
 
 def feature_windows(features: Features, frames: int, count: int, seed: int = 0, context: int = 0) -> np.ndarray:
@@ -135,3 +191,15 @@ def feature_windows(features: Features, frames: int, count: int, seed: int = 0, 
         padded = np.pad(spec, ((context, context), (0, 0)), mode="edge")
         spec = np.stack([padded[i:i + 2 * context + 1].reshape(-1) for i in range(len(spec))])
     return np.stack([spec[i * frames:(i + 1) * frames] for i in range(count)]).astype(np.float32)
+
+
+def depth_windows(features: Features, frames: int, count: int, seed: int = 0, pad: int = 0) -> np.ndarray:
+    """``count`` windows of the frame sizes' blocks stacked in depth: (N, frames + 2 * pad, bands, frame sizes).
+
+    A CNN that reads ``pad`` frames of context either side of each output frame gets them with every window;
+    at the ends of the piece its first and last frame are repeated ``pad`` times, as madmom pads (onsets.py
+    ``_cnn_onset_processor_pad``), so window i gives the network's output frames ``i * frames`` onwards.
+    """
+    spec = np.dstack(features.blocks(music_like((count * frames + 2) / features.fps, seed)))
+    padded = np.pad(spec, ((pad, pad), (0, 0), (0, 0)), mode="edge")
+    return np.stack([padded[i * frames:(i + 1) * frames + 2 * pad] for i in range(count)]).astype(np.float32)
