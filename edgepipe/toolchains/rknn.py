@@ -108,6 +108,21 @@ def _fused_into(graph: OpGraph, index: int, layer_ops: dict[str, str],
     return None
 
 
+_RESHAPE_OPS = ("Reshape", "Squeeze", "Unsqueeze", "Flatten")
+
+
+def _reshapes_merged_into_inserted(graph: OpGraph, log: rknn_layers.CompilerLog, names: set[str],
+                                   direct: dict[str, set[str]]) -> None:
+    """Add to ``direct`` the target of each inserted reshape layer for the model reshape that writes the tensor
+    the layer was made from, where a rewrite dropped that reshape into it (``fuse_two_reshape``)."""
+    writers = {tensor.name: node for node in graph.nodes for tensor in node.outputs}
+    dropped = {n for name in log.eliminated for n in rknn_layers.origins(name, log, names)}
+    for layer in log.layers:
+        writer = writers.get(rknn_layers.stem(layer.name)) if layer.name in log.inserted else None
+        if writer is not None and writer.op in _RESHAPE_OPS and writer.name in dropped:
+            direct.setdefault(writer.name, set()).add(layer.target)
+
+
 def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[dict[str, Placement],
                                                                                 dict[str, Placement], int]:
     """(placement by edgepipe node, unmatched layers with their target, nodes placed through a fusion)."""
@@ -124,6 +139,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
         for name in found:
             direct.setdefault(name, set()).add(layer.target)
             layer_ops.setdefault(name, layer.op)
+    _reshapes_merged_into_inserted(graph, log, names, direct)
     placed: dict[str, Placement] = {n: "cpu" if "CPU" in t else "accelerator" for n, t in direct.items()}
     placed.update({n: "accelerator" for n in log.folded if n in names and n not in placed})
     for name in log.eliminated - log.inserted:  # merged away: runs nowhere at inference time, not a CPU op

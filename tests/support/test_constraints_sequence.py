@@ -68,3 +68,26 @@ def test_no_peepholes(tmp_path: Path) -> None:
     assert verdict("no_peepholes", lstm, with_p, True) == (False, "has peephole weights (input P)")
     without = read_graph(peephole_lstm_onnx(tmp_path / "plain.onnx", peepholes=False))
     assert verdict("no_peepholes", next(n for n in without.nodes if n.op == "LSTM"), without, True)[0]
+
+
+def test_sequence_concat_reshape_aligned(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.sequence_models import bidirectional_layers_onnx
+
+    graph = read_graph(bidirectional_layers_onnx(tmp_path / "brnn.onnx", [25, 8]))
+    nodes = {n.name: n for n in graph.nodes}
+    ok, detail = verdict("sequence_concat_reshape_aligned", nodes["next_batch0"], graph, 16)
+    assert not ok and "'concat0'" in detail and "50 wide" in detail
+    assert verdict("sequence_concat_reshape_aligned", nodes["next_batch1"], graph, 16)[0]  # 16 wide
+    assert verdict("sequence_concat_reshape_aligned", nodes["batch0"], graph, 16)[0]  # of the graph input
+
+
+def test_reshape_layout_aligned_of_a_one_column_head(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.sequence_models import one_column_heads_onnx
+
+    graph = read_graph(one_column_heads_onnx(tmp_path / "heads.onnx", [100, 96]))
+    nodes = {n.name: n for n in graph.nodes}
+    ok, detail = verdict("reshape_layout_aligned", nodes["squeeze0"], graph, 16)
+    assert not ok and "H x W = 100" in detail
+    assert verdict("reshape_layout_aligned", nodes["squeeze1"], graph, 16)[0]

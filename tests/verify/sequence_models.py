@@ -121,3 +121,54 @@ def int16_audio_onnx(path: Path) -> Path:
              helper.make_node("Conv", ["row", "frames"], ["spectrum"], name="stft", strides=[1, 80]),
              helper.make_node("Relu", ["spectrum"], ["y"], name="relu")]
     return _save(path, nodes, {"audio": [1, 1, 1600]}, {"y": [1, 8, 1, 19]}, inits, elem={"audio": TensorProto.INT16})
+
+
+def bidirectional_layers_onnx(path: Path, widths: list[int], steps: int = 100) -> Path:
+    """One branch per hidden width H, as madmom's bidirectional onset RNN builds a layer: a [T, 20] input made a
+    batch of one, a forward RNN over it and one over its time reversal (reversed back), both squeezed to [T, H]
+    and concatenated to [T, 2H], then unsqueezed for the next RNN layer, whose output is squeezed."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, inputs, outputs = [], [], {}, {}
+    inits += [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+              (("one", [1]), ("dirs", [1, 2]), ("last", [-1]), ("before", [_BEFORE_FIRST]), ("time", [0]))]
+    for k, hidden in enumerate(widths):
+        w, r, w2, r2 = (f"{p}{k}" for p in ("w", "r", "w2_", "r2_"))
+        inits += [numpy_helper.from_array(rng.normal(0, 0.1, shape).astype(np.float32), name) for name, shape in
+                  ((w, (1, hidden, 20)), (r, (1, hidden, hidden)), (w2, (1, hidden, 2 * hidden)),
+                   (r2, (1, hidden, hidden)))]
+        nodes += [helper.make_node("Unsqueeze", [f"x{k}", "one"], [f"u{k}"], name=f"batch{k}"),
+                  helper.make_node("RNN", [f"u{k}", w, r], [f"yf{k}"], name=f"forward{k}", hidden_size=hidden),
+                  helper.make_node("Squeeze", [f"yf{k}", "dirs"], [f"sf{k}"], name=f"squeeze_f{k}"),
+                  helper.make_node("Slice", [f"u{k}", "last", "before", "time", "last"], [f"ur{k}"],
+                                   name=f"reverse_in{k}"),
+                  helper.make_node("RNN", [f"ur{k}", w, r], [f"yb{k}"], name=f"backward{k}", hidden_size=hidden),
+                  helper.make_node("Squeeze", [f"yb{k}", "dirs"], [f"sb{k}"], name=f"squeeze_b{k}"),
+                  helper.make_node("Slice", [f"sb{k}", "last", "before", "time", "last"], [f"rb{k}"],
+                                   name=f"reverse_out{k}"),
+                  helper.make_node("Concat", [f"sf{k}", f"rb{k}"], [f"c{k}"], name=f"concat{k}", axis=1),
+                  helper.make_node("Unsqueeze", [f"c{k}", "one"], [f"cu{k}"], name=f"next_batch{k}"),
+                  helper.make_node("RNN", [f"cu{k}", w2, r2], [f"y{k}"], name=f"next{k}", hidden_size=hidden),
+                  helper.make_node("Squeeze", [f"y{k}", "dirs"], [f"out{k}"], name=f"squeeze_next{k}")]
+        inputs[f"x{k}"], outputs[f"out{k}"] = [steps, 20], [steps, hidden]
+    return _save(path, nodes, inputs, outputs, inits)
+
+
+def one_column_heads_onnx(path: Path, rows: list[int], features: int = 25) -> Path:
+    """One branch per row count M, as madmom's onset RNNs end: Relu of an [M, 25] input, MatMul to one column,
+    bias Add, Sigmoid, and a Squeeze of the column to the [M] graph output."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, inputs, outputs = [], [numpy_helper.from_array(np.array([1], np.int64), "column")], {}, {}
+    for k, count in enumerate(rows):
+        inits += [numpy_helper.from_array(rng.normal(0, 0.3, (features, 1)).astype(np.float32), f"w{k}"),
+                  numpy_helper.from_array(np.array([0.1], np.float32), f"b{k}")]
+        nodes += [helper.make_node("Relu", [f"x{k}"], [f"r{k}"], name=f"pre{k}"),
+                  helper.make_node("MatMul", [f"r{k}", f"w{k}"], [f"m{k}"], name=f"head{k}"),
+                  helper.make_node("Add", [f"m{k}", f"b{k}"], [f"a{k}"], name=f"bias{k}"),
+                  helper.make_node("Sigmoid", [f"a{k}"], [f"s{k}"], name=f"sigmoid{k}"),
+                  helper.make_node("Squeeze", [f"s{k}", "column"], [f"y{k}"], name=f"squeeze{k}")]
+        inputs[f"x{k}"], outputs[f"y{k}"] = [count, features], [count]
+    return _save(path, nodes, inputs, outputs, inits)

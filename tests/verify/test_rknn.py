@@ -57,6 +57,42 @@ def test_layer_table_and_rewrites_are_read() -> None:
     assert rknn_layers.origins("div_2mul", log, {"div"}) == {"div"}
 
 
+#: madmom's onset RNN head as rknn-toolkit2 2.5.0 rewrites it on RK3588 (excerpt): the reshape it inserts for
+#: the 2-D Add is named after the MatMul's output tensor, which madmom's converter also gives the MatMul node.
+HEAD_PYTHON_LOG = (
+    "D     convert_matmul_to_exmatmul: remove node = ['matmul_44']"
+    ", add node = ['x_tp', 'x_tp_rs', 'matmul_44#1', 'matmul_44_mm_tp', 'matmul_44_mm_tp_rs']\n"
+    "D     unsqueeze_to_4d_add: remove node = []"
+    ", add node = ['matmul_44_rs', 'bias_add_45-rs']\n"
+    "D     convert_squeeze_to_reshape: remove node = ['output_0_squeeze_47']"
+    ", add node = ['output_0_squeeze_47_2rs']\n"
+    "D     swap_reshape_add: remove node = ['matmul_44_rs', 'bias_add_45']"
+    ", add node = ['bias_add_45', 'matmul_44_rs']\n"
+    "D     fuse_exmatmul_add: remove node = ['bias_add_45', 'matmul_44#1']"
+    ", add node = ['matmul_44#1']\n"
+    "D     swap_reshape_sigmoid: remove node = ['matmul_44_rs', 'sigmoid_46', 'output_0_squeeze_47_2rs']"
+    ", add node = ['sigmoid_46', 'matmul_44_rs']\n"
+    "D     convert_exmatmul_to_conv: remove node = ['matmul_44#1']"
+    ", add node = ['matmul_44#2']\n"
+)
+HEAD_LAYERS = (
+    "D RKNN: [21:54:57.650] 3  ConvSigmoid  INT8  NPU  (1,25,1,100),(1,25,1,1),(1)  (1,1,1,100)  212/448/448  3"
+    "  Conv:matmul_44#2\n"
+    "D RKNN: [21:54:57.650] 4  Reshape  INT8  CPU  (1,1,1,100),(1)  (100)  0/0/0  1  Reshape:matmul_44_rs\n"
+)
+
+
+def test_an_inserted_reshape_is_no_node_but_holds_the_reshapes_merged_into_it() -> None:
+    """The reshape the toolkit inserts (``matmul_44_rs``) is traced to no node, though its name starts with the
+    MatMul's; the model's Squeeze merged into it by ``swap_reshape_sigmoid`` is computed there."""
+    log = rknn_layers.parse(HEAD_LAYERS, HEAD_PYTHON_LOG)
+    known = {"matmul_44", "bias_add_45", "sigmoid_46", "output_0_squeeze_47"}
+    assert "matmul_44_rs" in log.inserted
+    assert rknn_layers.origins("matmul_44_rs", log, known) == {"output_0_squeeze_47"}
+    assert rknn_layers.origins("matmul_44#2", log, known) == {"matmul_44"}  # its bias Add: fused, see _fused_into
+    assert rknn_layers.stem("bias_add_45-rs") == "bias_add_45" and rknn_layers.stem("a/Reshape_rs") == "a/Reshape"
+
+
 def test_accuracy_rows_are_read_whatever_the_layer_name() -> None:
     figures = accuracy_figures("[Input] x   1.00000 | 0.00000   1.00000 | 0.00000\n[Conv] conv1\n"
                                "[Conv] a name q_zero   0.99990 | 1.01357   0.99800 | 0.9\n")

@@ -1,6 +1,7 @@
 """Sequence models' shapes against rknn-toolkit2 2.5.0 on RK3588 and RK3576 (found on madmom's networks, Baidu
-LAC's encoder and flashvad, session 7): time reversals, pads of [T, F] spectrograms, an input no node reads,
-a recurrent op's default ``layout`` attribute."""
+LAC's encoder and flashvad, sessions 7 and 8): time reversals, pads of [T, F] spectrograms, an input no node
+reads, a recurrent op's default ``layout`` attribute, a bidirectional layer's Concat unsqueezed for the next,
+one-column heads squeezed to the output."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from edgepipe.toolchains.rknn import Rknn, seeded_inputs
 from edgepipe.toolchains.rknn_model import toolkit_model
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.sequence_models import (
+    bidirectional_layers_onnx,
     int16_audio_onnx,
     matrix_pads_onnx,
+    one_column_heads_onnx,
     peephole_lstm_onnx,
     reversals_onnx,
     unread_input_gru_onnx,
@@ -89,3 +92,26 @@ def test_an_int16_input_is_a_compile_failure_with_a_next_step(rknn_installed: Rk
     result = rknn_installed.compile(model, read_graph(model), {"target-platform": "rk3576"}, tmp_path / "w")
     assert result.status == "compile_failed" and "Not support input data type 'int16'" in result.detail, result
     assert "Inputs 'audio' (int16): give the model a float32 input" in result.detail
+
+
+@pytest.mark.parametrize(("target", "cpu_unsqueezes"), [("rk3588", 2), ("rk3576", 0)])
+def test_a_bidirectional_layer_of_unaligned_width_is_unsqueezed_on_the_cpu_on_rk3588(
+        rknn_installed: Rknn, tmp_path: Path, target: str, cpu_unsqueezes: int) -> None:
+    """madmom's bidirectional onset RNN (2 x 25 units): the toolkit holds the Concat of the two directions as
+    [T, 1, 1, 2H]; on RK3588 the Unsqueeze that feeds it to the next RNN runs on the CPU unless 2H is a
+    multiple of 16 (50 and 24 here; 16 and 80 not), on RK3576 on the NPU. edgepipe once put them on the NPU."""
+    model = bidirectional_layers_onnx(tmp_path / "brnn.onnx", [25, 8, 40, 12])
+    cpu_ops, _ = agreement_with_vendor(model, target, tmp_path / "w")
+    assert cpu_ops.get("Unsqueeze", 0) == cpu_unsqueezes
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Squeeze": 2}), ("rk3576", {})])
+def test_a_one_column_head_squeezed_to_the_output_ends_on_the_cpu_on_rk3588(
+        rknn_installed: Rknn, tmp_path: Path, target: str, cpu_ops: dict[str, int]) -> None:
+    """madmom's onset RNNs end in a MatMul to one column over 100 frames, squeezed to the [100] output: the
+    toolkit holds the column as [1, 1, 1, M] and reshapes it to the output, with the Squeeze merged in, on the
+    CPU of RK3588 unless M is a multiple of 16 (100 and 50 here; 96 not). The MatMul, its bias and Sigmoid run
+    on the NPU, whatever the exporter names them (this was once counted on the CPU for models that name a node
+    after its output only)."""
+    model = one_column_heads_onnx(tmp_path / "heads.onnx", [100, 96, 50])
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops

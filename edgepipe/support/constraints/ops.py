@@ -445,6 +445,18 @@ def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | No
     return form
 
 
+def _single_column_head(node: OpNode, graph: OpGraph) -> int | None:
+    """The rows M of the [M, 1] product of a MatMul with constant weights (with its bias and activation) that
+    ``node`` reshapes; rknn-toolkit2 runs the product as a 1 x 1 Conv and holds it as [1, 1, 1, M]. None for
+    any other input."""
+    writer = _writer(node, graph, 0)
+    found = _matmul_columns(writer, graph) if writer is not None else None
+    shape = _ints(node.inputs[0].shape) if node.inputs else None
+    if found is None or found[1] != 1 or shape is None or len(shape) != 2:
+        return None
+    return shape[0]
+
+
 @constraint
 def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
     """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D output or
@@ -455,7 +467,8 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     others on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24
     channels at a graph output, a score of 4 elements, unless it merges them with the reshape after it, also across an
     Identity or a reduction of size-1 axes, which it drops; it runs a flatten of H x W read by a Transpose or a Concat,
-    as in PP-OCR, PicoDet and YOLO heads, on the NPU)."""
+    as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as [1, 1, 1, M],
+    reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M elements."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -464,6 +477,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if readers and all(r.op in _RESHAPES for r in readers):
         return True, "merged with the reshape after it"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
+    column = _single_column_head(node, graph)
+    if column is not None and written.name in graph.output_names():
+        return _plane_reshape_verdict([1, 1, 1, column], out, multiple)
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)

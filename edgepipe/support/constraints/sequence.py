@@ -76,3 +76,40 @@ def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     if required and has_peepholes(node):
         return False, "has peephole weights (input P)"
     return True, "no peephole weights"
+
+
+#: Recurrent ops whose output sequence rknn-toolkit2 holds time-major, as [T, 1, 1, hidden].
+_RECURRENT = ("RNN", "GRU", "LSTM")
+#: Ops that pass a recurrent sequence on in that form: the Squeeze of the direction axis, reversals, Concats.
+_SEQUENCE_PASSING = ("Squeeze", "Slice", "Concat", "Identity")
+
+
+def _from_recurrent(node: OpNode, graph: OpGraph, depth: int = 8) -> bool:
+    """Whether every data input of ``node`` comes from a recurrent op's output through sequence-passing ops."""
+    producers = graph.producers()
+    sources = [graph.nodes[producers[t.name]] for t in node.activations_in if t.name in producers]
+    if not sources or depth == 0:
+        return False
+    return all(s.op in _RECURRENT or (s.op in _SEQUENCE_PASSING and _from_recurrent(s, graph, depth - 1))
+               for s in sources)
+
+
+@constraint
+def sequence_concat_reshape_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A reshape of the Concat of recurrent outputs (a bidirectional layer's forward and backward sequences,
+    held as [T, 1, 1, W] on the NPU) writes W, its last axis, as a multiple of {param}: rknn-toolkit2 2.5.0 on
+    RK3588 runs the Unsqueeze that feeds such a Concat to the next recurrent layer on the CPU otherwise (madmom's
+    bidirectional onset RNN: 2 x 25 units); one reading a reversal, which runs on the CPU, runs on the NPU."""
+    data = node.inputs[0] if node.inputs else None
+    producers = graph.producers()
+    writer = graph.nodes[producers[data.name]] if data is not None and data.name in producers else None
+    if writer is None or writer.op != "Concat" or not _from_recurrent(writer, graph):
+        return True, "not a reshape of a Concat of recurrent outputs"
+    shape = data.shape if data is not None else None
+    if shape is None or any(d is None for d in shape) or len(shape) < 2:
+        return True, "no static shape"
+    width = int(shape[-1])  # type: ignore[arg-type]
+    if width % multiple == 0:
+        return True, f"the sequence is {width} wide"
+    return False, (f"{node.op} reshapes '{data.name}' {list(shape)}, the Concat '{writer.name}' of recurrent "  # type: ignore[union-attr]
+                   f"outputs, {width} wide: not a multiple of {multiple}")
