@@ -131,10 +131,10 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
     layer_ops: dict[str, str] = {}
     unmatched: dict[str, Placement] = {}
     for layer in log.layers:
-        if layer.op in rknn_layers.IO_LAYERS:
+        if layer.op in rknn_layers.IO_LAYERS or layer.op in rknn_layers.CONVERSION_LAYERS:
             continue
         found = rknn_layers.origins(layer.name, log, names)
-        if not found and layer.op != "exDataConvert" and layer.name not in log.inserted:
+        if not found and layer.name not in log.inserted:
             unmatched[layer.name] = "cpu" if layer.target == "CPU" else "accelerator"
         for name in found:
             direct.setdefault(name, set()).add(layer.target)
@@ -237,7 +237,8 @@ class Rknn(Toolchain):
         log = rknn_layers.parse(native, python_log)
         placement, unmatched, fused = placement_from_log(graph, log)
         extra: dict[str, float | str] = {"fused_nodes": float(fused), "layers": float(len(log.layers))}
-        inserted_cpu = [layer.name for layer in log.layers if layer.name in log.inserted and layer.target == "CPU"]
+        inserted_cpu = [layer.name for layer in log.layers if layer.target == "CPU" and (
+            layer.name in log.inserted or layer.op in rknn_layers.CONVERSION_LAYERS)]
         if inserted_cpu:  # no model node runs there, but the hand-over to the CPU is real: reported, not counted
             extra["inserted_cpu_layers"] = "; ".join(inserted_cpu)[:500]
         if log.fallbacks:

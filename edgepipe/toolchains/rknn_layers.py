@@ -34,6 +34,9 @@ _RESHAPE_NAME = re.compile(r"[-_]\d*rs$")
 _FALLBACK = re.compile(r"^[EW] RKNN: \[[^\]]*\] (.*fallback.*)$", re.IGNORECASE)
 #: Layers the compiler adds around the model, not rewritten from any of its nodes.
 IO_LAYERS = {"InputOperator", "OutputOperator"}
+#: Layers the compiler adds between int8 and float16 parts of the graph (``exDataConvert:<tensor>__cvt_int8_float16``
+#: before a GRU that runs in float16): named after a tensor, they compute no op of the model, like inserted reshapes.
+CONVERSION_LAYERS = {"exDataConvert"}
 
 
 @dataclass(frozen=True)

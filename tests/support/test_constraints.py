@@ -62,6 +62,14 @@ def test_max_rank(tmp_path: Path) -> None:
     assert verdict("max_rank", node, graph, 5)[0]
 
 
+def test_operands_rank(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Max", [[1, 256], [1, 256]], [1, 256])
+    ok, detail = verdict("operands_rank", node, graph, 4)
+    assert not ok and "has rank 2, not 4" in detail
+    node, graph = single(tmp_path, "Max", [[1, 8, 4, 4], [1, 8, 4, 4]], [1, 8, 4, 4])
+    assert verdict("operands_rank", node, graph, 4)[0]
+
+
 def test_max_dim(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Relu", [[1, 70000]], [1, 70000])
     assert verdict("max_dim", node, graph, 65536) == (False, "Relu dimension 70000 > 65536")

@@ -91,3 +91,16 @@ def test_reshape_layout_aligned_of_a_one_column_head(tmp_path: Path) -> None:
     ok, detail = verdict("reshape_layout_aligned", nodes["squeeze0"], graph, 16)
     assert not ok and "H x W = 100" in detail
     assert verdict("reshape_layout_aligned", nodes["squeeze1"], graph, 16)[0]
+
+
+def test_reshape_layout_aligned_of_a_recurrent_state(tmp_path: Path) -> None:
+    """The 4-element state of an RNN, unsqueezed from a graph input and squeezed from its last state, is reshaped
+    on the NPU: no 'fewer than 16 elements' fallback for it."""
+    from edgepipe.support import read_graph
+    from tests.verify.sequence_models import recurrent_states_onnx
+
+    graph = read_graph(recurrent_states_onnx(tmp_path / "states.onnx", "RNN", 4))
+    nodes = {n.name: n for n in graph.nodes}
+    for name in ("state_batch", "state_squeeze"):
+        ok, detail = verdict("reshape_layout_aligned", nodes[name], graph, 16)
+        assert ok and "recurrent op's input or output" in detail

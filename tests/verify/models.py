@@ -504,3 +504,44 @@ def int64_ops_tflite(path: Path, ops: list[str]) -> Path:
         return (*[INT64_OPS[op](tf, ids) for op in ops], y, tf.math.argmax(tf.reshape(y, [1, 2, 4]), axis=-1))
 
     return _int8_tflite(path, net, [tf.TensorSpec((1, 16), tf.int64), tf.TensorSpec((1, 8), tf.float32)])
+
+
+#: (op, data shape, second operand: a constant's shape, "data" for the data itself, or () for a 0-d scalar).
+MAX_MIN_CASES: list[tuple[str, list[int], object]] = [
+    ("Max", [1, 8, 16, 16], [1, 1, 1, 1]), ("Max", [1, 8, 16, 16], [1, 8, 1, 1]), ("Max", [1, 8, 16, 16], "data"),
+    ("Max", [1, 8, 16, 16], ()), ("Max", [1, 256], [1, 1]), ("Max", [1, 256], ()),
+    ("Min", [1, 8, 16, 16], "data"), ("Min", [1, 8, 16, 16], [1, 1, 1, 1])]
+#: (data shape, Expand's target shape).
+EXPAND_CASES = [([1, 2048, 1], [1, 2048, 1]), ([1, 256], [4, 256]), ([1, 8, 1, 16], [1, 8, 16, 16])]
+
+
+def max_min_expand_onnx(path: Path) -> Path:
+    """One branch per case of MAX_MIN_CASES (LeakyRelu, the op with its second operand, Relu) and of
+    EXPAND_CASES (Relu, Expand to a constant shape, Relu), each with its own input and output: magika's LayerNorm
+    takes max(eps, variance) of a [1, 256] tensor and broadcasts [1, 1, 256] and [1, 1] tensors to their own
+    shape; openWakeWord's embedding takes the Max of a LeakyRelu and a [1, 1, 1, 1] constant."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, inputs, outputs = [], [], [], []
+    for k, (op, shape, other) in enumerate(MAX_MIN_CASES):
+        second = f"x{k}" if other == "data" else f"c{k}"
+        if other != "data":
+            inits.append(numpy_helper.from_array(np.full(other, 0.1, np.float32), f"c{k}"))  # type: ignore[arg-type]
+        nodes += [helper.make_node("LeakyRelu", [f"x{k}"], [f"l{k}"], name=f"leaky{k}", alpha=0.2),
+                  helper.make_node(op, [f"l{k}", second], [f"m{k}"], name=f"{op.lower()}{k}"),
+                  helper.make_node("Relu", [f"m{k}"], [f"y{k}"], name=f"post{k}")]
+        inputs.append(helper.make_tensor_value_info(f"x{k}", TensorProto.FLOAT, shape))
+        outputs.append(helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, shape))
+    for k, (shape, to) in enumerate(EXPAND_CASES):
+        inits.append(numpy_helper.from_array(np.array(to, np.int64), f"to{k}"))
+        nodes += [helper.make_node("Relu", [f"e{k}"], [f"r{k}"], name=f"pre_expand{k}"),
+                  helper.make_node("Expand", [f"r{k}", f"to{k}"], [f"x_{k}"], name=f"expand{k}"),
+                  helper.make_node("Relu", [f"x_{k}"], [f"z{k}"], name=f"post_expand{k}")]
+        inputs.append(helper.make_tensor_value_info(f"e{k}", TensorProto.FLOAT, shape))
+        outputs.append(helper.make_tensor_value_info(f"z{k}", TensorProto.FLOAT, to))
+    graph = helper.make_graph(nodes, "max_min_expand", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

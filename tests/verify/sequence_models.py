@@ -172,3 +172,28 @@ def one_column_heads_onnx(path: Path, rows: list[int], features: int = 25) -> Pa
                   helper.make_node("Squeeze", [f"s{k}", "column"], [f"y{k}"], name=f"squeeze{k}")]
         inputs[f"x{k}"], outputs[f"y{k}"] = [count, features], [count]
     return _save(path, nodes, inputs, outputs, inits)
+
+
+def recurrent_states_onnx(path: Path, op: str, hidden: int, steps: int = 32, features: int = 20) -> Path:
+    """madmom's recurrent layer with its state carried between calls: a [T, F] input and a [H] state input, each
+    unsqueezed to the op's layout, the op (``RNN`` or ``GRU``) with the state as initial_h, its sequence and its
+    last state squeezed to the outputs [T, H] and [H]. The state's Unsqueeze is named after its output, as
+    madmom's converter names every node."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    gates = {"RNN": 1, "GRU": 3}[op]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+             (("one", [1]), ("state_axes", [0, 1]), ("dirs", [1, 2]), ("first", [0, 1]))]
+    inits += [numpy_helper.from_array(rng.normal(0, 0.1, shape).astype(np.float32), name) for name, shape in
+              (("w", (1, gates * hidden, features)), ("r", (1, gates * hidden, hidden)),
+               ("b", (1, 2 * gates * hidden)))]
+    extra = {"linear_before_reset": 1} if op == "GRU" else {}  # as madmom's converter writes its GRUs
+    nodes = [helper.make_node("Unsqueeze", ["x", "one"], ["xb"], name="input_batch"),
+             helper.make_node("Unsqueeze", ["state", "state_axes"], ["state_batch"], name="state_batch"),
+             helper.make_node(op, ["xb", "w", "r", "b", "", "state_batch"], ["seq", "last"], name="recurrent",
+                              hidden_size=hidden, **extra),
+             helper.make_node("Squeeze", ["seq", "dirs"], ["y"], name="sequence_squeeze"),
+             helper.make_node("Squeeze", ["last", "first"], ["state_out"], name="state_squeeze")]
+    return _save(path, nodes, {"x": [steps, features], "state": [hidden]}, {"y": [steps, hidden],
+                                                                           "state_out": [hidden]}, inits)

@@ -26,6 +26,7 @@ from tests.verify.models import (
     focus_onnx,
     gemm_heads_onnx,
     labelled_head_onnx,
+    max_min_expand_onnx,
     plane_reshapes_onnx,
     runtime_if_onnx,
     spp_onnx,
@@ -316,3 +317,13 @@ def test_an_if_known_only_at_run_time_is_reported_as_such(rknn_installed: Rknn, 
     assert result.detail.startswith("rknn could not compile this graph ({'config': 0, 'load_onnx': 0, 'build': -1}): "
                                     "If 'verify' has a condition only known at run time"), result.detail
     assert raised in result.detail
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_max_of_4d_operands_and_every_expand_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """Probed with rknn-toolkit2 2.5.0 on both SoCs: a Max runs on the NPU when all its operands are 4-D (a
+    [1, 1, 1, 1] or per-channel constant, or a tensor), on the CPU with a 0-d, 2-D operand (magika's
+    max(eps, variance) over [1, 256], which edgepipe put on the NPU); a Min runs on the CPU whatever its
+    operands; an Expand to a constant shape runs on the NPU (edgepipe once put every Expand on the CPU)."""
+    cpu_ops, _ = agreement_with_vendor(max_min_expand_onnx(tmp_path / "mme.onnx"), target, tmp_path / "w")
+    assert cpu_ops == {"Max": 3, "Min": 2}

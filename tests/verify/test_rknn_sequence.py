@@ -21,6 +21,7 @@ from tests.verify.sequence_models import (
     matrix_pads_onnx,
     one_column_heads_onnx,
     peephole_lstm_onnx,
+    recurrent_states_onnx,
     reversals_onnx,
     unread_input_gru_onnx,
 )
@@ -115,3 +116,17 @@ def test_a_one_column_head_squeezed_to_the_output_ends_on_the_cpu_on_rk3588(
     after its output only)."""
     model = one_column_heads_onnx(tmp_path / "heads.onnx", [100, 96, 50])
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+@pytest.mark.parametrize(("op", "hidden"), [("RNN", 4), ("GRU", 25)])
+def test_recurrent_states_are_reshaped_on_the_npu_and_dtype_conversions_count_for_no_node(
+        rknn_installed: Rknn, tmp_path: Path, target: str, op: str, hidden: int) -> None:
+    """madmom's SuperFlux BRNN (4 units) and downbeat BGRUs (25 units) carry their states between calls: the
+    toolkit reshapes a state (a graph input, a recurrent op's last state) on the NPU whatever its size (edgepipe
+    once put the 4-element ones on the CPU), and converts the GRU's int8 state to float16 on the CPU in an
+    ``exDataConvert`` layer named after the Unsqueeze's output, which computes no op of the model (once counted as
+    the Unsqueeze's, for exporters that name a node after its output)."""
+    model = recurrent_states_onnx(tmp_path / "states.onnx", op, hidden)
+    cpu_ops, result = agreement_with_vendor(model, target, tmp_path / "w")
+    assert "Unsqueeze" not in cpu_ops and "Squeeze" not in cpu_ops

@@ -445,6 +445,10 @@ def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | No
     return form
 
 
+#: Recurrent ops: the reshapes of their states (graph inputs, their Y_h) run on the NPU whatever their size.
+_RECURRENT_OPS = ("RNN", "GRU", "LSTM")
+
+
 def _single_column_head(node: OpNode, graph: OpGraph) -> int | None:
     """The rows M of the [M, 1] product of a MatMul with constant weights (with its bias and activation) that
     ``node`` reshapes; rknn-toolkit2 runs the product as a 1 x 1 Conv and holds it as [1, 1, 1, M]. None for
@@ -466,7 +470,8 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     another rank writes at least {param} elements; or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the
     others on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24
     channels at a graph output, a score of 4 elements, unless it merges them with the reshape after it, also across an
-    Identity or a reduction of size-1 axes, which it drops; it runs a flatten of H x W read by a Transpose or a Concat,
+    Identity or a reduction of size-1 axes, which it drops, and the reshapes into and out of a recurrent op, e.g.
+    the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a Concat,
     as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as [1, 1, 1, M],
     reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M elements."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
@@ -476,6 +481,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     readers = _readers_through_no_ops(node, graph)
     if readers and all(r.op in _RESHAPES for r in readers):
         return True, "merged with the reshape after it"
+    source = _writer(node, graph, 0)
+    if source is not None and source.op in _RECURRENT_OPS or any(r.op in _RECURRENT_OPS for r in readers):
+        return True, "reshapes a recurrent op's input or output (its state), not a feature map of the NPU"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():

@@ -133,3 +133,15 @@ def max_squeezed_rank(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     worst = max(ranks, default=0)
     return worst <= limit, (f"{node.op} has {worst} dimensions larger than 1 > {limit}" if worst > limit
                             else f"{worst} dimensions larger than 1")
+
+
+@constraint
+def operands_rank(node: OpNode, graph: OpGraph, rank: int) -> Verdict:
+    """Every input, constants included, has rank {param} (rknn-toolkit2 2.5.0 runs a Max of 4-D tensors, or of
+    one and a [1, 1, 1, 1] or per-channel constant, on the NPU, and one with a scalar, a vector or operands of
+    another rank on the CPU: magika's LayerNorm Maximum(eps, variance) over [1, 256])."""
+    ranks = {t.name: len(t.shape) for t in node.inputs if t.shape is not None}
+    other = [name for name, r in ranks.items() if r != rank]
+    if other:
+        return False, f"{node.op} input '{other[0]}' has rank {ranks[other[0]]}, not {rank}"
+    return True, f"rank-{rank} inputs"
