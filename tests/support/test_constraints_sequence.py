@@ -103,4 +103,4 @@ def test_reshape_layout_aligned_of_a_recurrent_state(tmp_path: Path) -> None:
     nodes = {n.name: n for n in graph.nodes}
     for name in ("state_batch", "state_squeeze"):
         ok, detail = verdict("reshape_layout_aligned", nodes[name], graph, 16)
-        assert ok and "recurrent op's input or output" in detail
+        assert ok and "recurrent op's state" in detail

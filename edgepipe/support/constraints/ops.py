@@ -470,10 +470,11 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     another rank writes at least {param} elements; or only reshapes read it (rknn-toolkit2 2.5.0 on RK3588 runs the
     others on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24
     channels at a graph output, a score of 4 elements, unless it merges them with the reshape after it, also across an
-    Identity or a reduction of size-1 axes, which it drops, and the reshapes into and out of a recurrent op, e.g.
-    the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a Concat,
-    as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as [1, 1, 1, M],
-    reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M elements."""
+    Identity or a reduction of size-1 axes, which it drops, and the reshapes of a recurrent op's output or of a graph
+    input it reads, e.g. the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a
+    Concat, as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as
+    [1, 1, 1, M], reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M
+    elements."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -482,8 +483,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if readers and all(r.op in _RESHAPES for r in readers):
         return True, "merged with the reshape after it"
     source = _writer(node, graph, 0)
-    if source is not None and source.op in _RECURRENT_OPS or any(r.op in _RECURRENT_OPS for r in readers):
-        return True, "reshapes a recurrent op's input or output (its state), not a feature map of the NPU"
+    state_in = source is None and data is not None and data.name in graph.input_names() and \
+        any(r.op in _RECURRENT_OPS for r in readers)
+    if state_in or source is not None and source.op in _RECURRENT_OPS:
+        return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():
