@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.constraints.sequence import RECURRENT_OPS
 from edgepipe.support.constraints.tensors import RESOURCE_DTYPES
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
 
@@ -445,10 +446,6 @@ def _concat_form(node: OpNode, graph: OpGraph, concat: OpNode) -> list[int] | No
     return form
 
 
-#: Recurrent ops: the reshapes of their states (graph inputs, their Y_h) run on the NPU whatever their size.
-_RECURRENT_OPS = ("RNN", "GRU", "LSTM")
-
-
 def _single_column_head(node: OpNode, graph: OpGraph) -> int | None:
     """The rows M of the [M, 1] product of a MatMul with constant weights (with its bias and activation) that
     ``node`` reshapes; rknn-toolkit2 runs the product as a 1 x 1 Conv and holds it as [1, 1, 1, M]. None for
@@ -484,8 +481,8 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
         return True, "merged with the reshape after it"
     source = _writer(node, graph, 0)
     state_in = source is None and data is not None and data.name in graph.input_names() and \
-        any(r.op in _RECURRENT_OPS for r in readers)
-    if state_in or source is not None and source.op in _RECURRENT_OPS:
+        any(r.op in RECURRENT_OPS for r in readers)
+    if state_in or source is not None and source.op in RECURRENT_OPS:
         return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
     column = _single_column_head(node, graph)

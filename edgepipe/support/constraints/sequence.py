@@ -78,8 +78,9 @@ def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     return True, "no peephole weights"
 
 
-#: Recurrent ops whose output sequence rknn-toolkit2 holds time-major, as [T, 1, 1, hidden].
-_RECURRENT = ("RNN", "GRU", "LSTM")
+#: Recurrent ops: rknn-toolkit2 holds their output sequence time-major, as [T, 1, 1, hidden], and reshapes their
+#: states (graph inputs they read, their Y_h) on the NPU whatever the size.
+RECURRENT_OPS = ("RNN", "GRU", "LSTM")
 #: Ops that pass a recurrent sequence on in that form: the Squeeze of the direction axis, reversals, Concats.
 _SEQUENCE_PASSING = ("Squeeze", "Slice", "Concat", "Identity")
 
@@ -90,7 +91,7 @@ def _from_recurrent(node: OpNode, graph: OpGraph, depth: int = 8) -> bool:
     sources = [graph.nodes[producers[t.name]] for t in node.activations_in if t.name in producers]
     if not sources or depth == 0:
         return False
-    return all(s.op in _RECURRENT or (s.op in _SEQUENCE_PASSING and _from_recurrent(s, graph, depth - 1))
+    return all(s.op in RECURRENT_OPS or (s.op in _SEQUENCE_PASSING and _from_recurrent(s, graph, depth - 1))
                for s in sources)
 
 
