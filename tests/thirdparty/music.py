@@ -23,20 +23,20 @@ RATE = 44_100
 A4 = 440.0
 
 
-def music_like(seconds: float, seed: int = 0) -> np.ndarray:
-    """A float32 waveform in [-1, 1] at 44.1 kHz: drums, bass and chords at a seeded tempo."""
+def music_like(seconds: float, seed: int = 0, rate: int = RATE) -> np.ndarray:
+    """A float32 waveform in [-1, 1] at ``rate`` (44.1 kHz): drums, bass and chords at a seeded tempo."""
     rng = np.random.default_rng(seed)
-    n = int(seconds * RATE)
-    t = np.arange(n) / RATE
+    n = int(seconds * rate)
+    t = np.arange(n) / rate
     beat = 60.0 / rng.uniform(90, 150)
     wave = np.zeros(n)
 
     def hit(start: float, sound: np.ndarray) -> None:
-        i = int(start * RATE)
+        i = int(start * rate)
         if i < n:
             wave[i:i + len(sound)] += sound[:n - i]
 
-    tail = np.arange(int(0.25 * RATE)) / RATE
+    tail = np.arange(int(0.25 * rate)) / rate
     kick = np.sin(2 * np.pi * (50 + 100 * np.exp(-tail * 30)) * tail) * np.exp(-tail * 12)
     snare = (rng.normal(size=len(tail)) * 0.5 + np.sin(2 * np.pi * 190 * tail)) * np.exp(-tail * 20)
     hat = rng.normal(size=len(tail) // 4) * np.exp(-tail[: len(tail) // 4] * 80) * 0.3
@@ -74,14 +74,14 @@ def mel_frequencies(bands: int, fmin: float, fmax: float) -> np.ndarray:
 
 
 def log_filterbank(frame_size: int, bands: int, fmin: float, fmax: float, *, mel: bool = False,
-                   norm: bool = True) -> np.ndarray:
+                   norm: bool = True, rate: float = RATE) -> np.ndarray:
     """madmom's ``LogarithmicFilterbank`` (``bands`` per octave, duplicate bins merged) or, with ``mel``, its
     ``MelFilterbank`` (``bands`` filters, duplicate bins kept: ``unique_filters=False``): (frame_size // 2, filters).
 
     Overlapping triangles of height 1, area-normalised with ``norm``.
     """
     freqs = mel_frequencies(bands + 2, fmin, fmax) if mel else log_frequencies(bands, fmin, fmax)
-    bin_freqs = np.fft.fftfreq(frame_size, 1.0 / RATE)[: frame_size // 2]
+    bin_freqs = np.fft.fftfreq(frame_size, 1.0 / rate)[: frame_size // 2]
     index = np.clip(bin_freqs.searchsorted(freqs), 1, len(bin_freqs) - 1)
     index -= (freqs - bin_freqs[index - 1] < bin_freqs[index] - freqs).astype(index.dtype)
     bins = index if mel else np.unique(index)
@@ -123,6 +123,8 @@ class Features:
     keep_spec: bool = True
     #: Sum every feature of a frame into one value (the spectral flux onset function): (frames, 1).
     sum_bands: bool = False
+    #: Sample rate of the audio (Hz): madmom's networks read 44.1 kHz, BeatNet's 22.05 kHz.
+    rate: int = RATE
 
     def __call__(self, wave: np.ndarray) -> np.ndarray:
         """(frames, features) float32: one block per frame size side by side, each the log spectrogram and its
@@ -135,13 +137,14 @@ class Features:
         return [self._one(wave, size, bands) for size, bands in zip(self.frame_sizes, self.bands)]
 
     def _one(self, wave: np.ndarray, frame_size: int, bands: int) -> np.ndarray:
-        hop = RATE / self.fps
+        hop = self.rate / self.fps
         count = int(np.ceil(len(wave) / hop))
         padded = np.pad(wave, (frame_size // 2, frame_size))
         window = np.hanning(frame_size).astype(np.float32)
         frames = np.stack([padded[int(i * hop):int(i * hop) + frame_size] for i in range(count)]) * window
         spectrum = np.abs(np.fft.rfft(frames, axis=1))[:, : frame_size // 2]
-        bank = log_filterbank(frame_size, bands, self.fmin, self.fmax, mel=self.mel, norm=self.norm_filters)
+        bank = log_filterbank(frame_size, bands, self.fmin, self.fmax, mel=self.mel, norm=self.norm_filters,
+                              rate=self.rate)
         spec = self.log(self.mul * spectrum @ bank + self.add)
         if not self.diff:
             return spec.astype(np.float32)
@@ -186,7 +189,7 @@ def feature_windows(features: Features, frames: int, count: int, seed: int = 0, 
     network reads 15 frames flattened), giving (N, frames, (2 * context + 1) * width).
     """
     seconds = (count * frames + 2 * context + 2) / features.fps
-    spec = features(music_like(seconds, seed))
+    spec = features(music_like(seconds, seed, features.rate))
     if context:
         padded = np.pad(spec, ((context, context), (0, 0)), mode="edge")
         spec = np.stack([padded[i:i + 2 * context + 1].reshape(-1) for i in range(len(spec))])
