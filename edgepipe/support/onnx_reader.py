@@ -93,7 +93,11 @@ def _constant_operands(node: Any, attrs: dict[str, Any], initializers: dict[str,
     """A Pad's ``pads`` (every axis's start, then every axis's end: the attribute up to opset 10, the second
     input from opset 11 on) and a Slice's ``steps`` and ``axes`` (its fifth and fourth inputs), when they are
     constants; {} when they are computed at run time (or absent: a Slice without steps has step 1, one without
-    axes slices the first axes in order)."""
+    axes slices the first axes in order), and a reduction's ``axes`` (its second input from opset 18 on; ReduceSum
+    from opset 13)."""
+    if node.op_type.startswith("Reduce") and "axes" not in attrs and len(node.input) > 1 and node.input[1]:
+        axes = _constant_input(node, 1, initializers, values)
+        return {"axes": axes} if axes is not None else {}
     if node.op_type == "Pad":
         pads = tuple(int(v) for v in attrs["pads"]) if "pads" in attrs else \
             _constant_input(node, 1, initializers, values)

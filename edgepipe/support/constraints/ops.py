@@ -305,6 +305,23 @@ def keeps_an_axis(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
 
 
 @constraint
+def reduces_only_axes(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
+    """Every axis the reduction reduces (all of them when it names none) is one of {param}, counted from the front;
+    an empty list puts every reduction of this op on the CPU (rknn-toolkit2 2.5.0 runs ReduceMax on RK3588's CPU in
+    every probed form, and on RK3576's NPU only over axis 1: a channel max of [N, C, H, W], not DNSMOS's global max
+    pooling of [1, 112, 20, 64] over axes 1 and 2)."""
+    shape = node.inputs[0].shape if node.inputs else None
+    if shape is None:
+        return True, "unknown rank"
+    rank = len(shape)
+    axes = sorted({a + rank if a < 0 else a for a in (node.attrs.get("axes") or range(rank))})
+    other = [a for a in axes if a not in allowed]
+    if other:
+        return False, f"{node.op} reduces axis {other[0]} of {list(shape)} (the NPU reduces only axes {allowed})"
+    return True, f"reduces axes {axes}"
+
+
+@constraint
 def channel_pad_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
     """A Pad that adds channels (axis 1 of a 4-D tensor) only after the last one reads a channel count that is a
     multiple of {param}; one that adds channels before the first pads no spatial axis as well (rknn-toolkit2
@@ -400,6 +417,13 @@ def _plane_reshape_verdict(shape: list[int], out: list[int], multiple: int) -> V
     return False, f"reads {shape} (H x W = {plane}, not a multiple of {multiple}) into {out}"
 
 
+def _as_four_d(shape: list[int]) -> list[int]:
+    """How the NPU holds a 2-D [N, C] or 3-D [N, C, W] tensor: [N, C, 1, 1] or [N, C, 1, W] (BeatNet's Conv1d
+    output [128, 2, 131] flattened to [128, 262] reads a plane of 131 elements, its dense's [128, 150] reshaped to
+    [1, 128, 150] a 1 x 1 plane of 150 channels: both on RK3588's CPU; [128, 4, 16] and [128, 160] on the NPU)."""
+    return [shape[0], shape[1], 1, shape[2]] if len(shape) == 3 else [shape[0], shape[1], 1, 1]
+
+
 def _covered_dims(source: list[int], flat: list[int], axis: int) -> list[int] | None:
     """The axes of the 4-D ``source`` that axis ``axis`` of its reshape ``flat`` covers, matching sizes from the
     right (size-1 axes of ``flat`` cover nothing); None where the sizes do not line up."""
@@ -471,7 +495,7 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     input it reads, e.g. the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a
     Concat, as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as
     [1, 1, 1, M], reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M
-    elements."""
+    elements. A reshape between 2-D and 3-D tensors reads [N, C] as [N, C, 1, 1] and [N, C, W] as [N, C, 1, W]."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -488,6 +512,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():
         return _plane_reshape_verdict([1, 1, 1, column], out, multiple)
+    if len(shape) in (2, 3) and len(out) in (2, 3):
+        if written.elements < multiple:
+            return small
+        return _plane_reshape_verdict(_as_four_d(shape), out, multiple)
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)

@@ -78,6 +78,20 @@ def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     return True, "no peephole weights"
 
 
+@constraint
+def sequence_output_read(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The recurrent op's output sequence Y (its first output) is read by an op or is a graph output: rknn-toolkit2
+    2.5.0 fails to build a GRU of which only the final state Y_h is used ("KeyError: ''" in PLCMOS v2, which pools
+    its second GRU's states; an ONNX Runtime error in probes, whatever reads Y_h), and builds one whose Y is read
+    (an LSTM of which only the states are used builds too)."""
+    if not required or not node.outputs:
+        return True, "not required"
+    first = node.outputs[0].name
+    if first and (first in graph.output_names() or graph.consumers().get(first)):
+        return True, "its output sequence is used"
+    return False, f"{node.op} '{node.name}': only its final state is used, its output sequence Y is read by nothing"
+
+
 #: Recurrent ops: rknn-toolkit2 holds their output sequence time-major, as [T, 1, 1, hidden], and reshapes their
 #: states (graph inputs they read, their Y_h) on the NPU whatever the size.
 RECURRENT_OPS = ("RNN", "GRU", "LSTM")

@@ -145,3 +145,24 @@ def operands_rank(node: OpNode, graph: OpGraph, rank: int) -> Verdict:
     if other:
         return False, f"{node.op} input '{other[0]}' has rank {ranks[other[0]]}, not {rank}"
     return True, f"rank-{rank} inputs"
+
+
+@constraint
+def no_broadcast_constant_minuend(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The first operand is not a constant of several elements broadcast over the output's leading axes (a [C] or
+    [1, 1, C] constant minus an [N, T, C] tensor: Keras LayerNorm's beta - mean * gamma / std as tf2onnx writes it);
+    rknn-toolkit2 2.5.0 runs such a Sub on RK3588's CPU, and one whose minuend is a scalar, of the output's shape,
+    a per-channel [1, C, 1, 1] or a [T, 1] column constant, or not a constant, on the NPU."""
+    first, out = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
+    if not required or first is None or out is None or not first.constant or not first.static or not out.static:
+        return True, "not a constant minuend"
+    core = list(first.shape or ())
+    while core and core[0] == 1:
+        core.pop(0)
+    target = list(out.shape or ())
+    leading = 1 < first.elements < out.elements and bool(core) and len(core) <= len(target) and \
+        target[len(target) - len(core):] == core
+    if leading:
+        shape = list(first.shape or ())
+        return False, f"{node.op} subtracts from constant '{first.name}' {shape} broadcast to {target}"
+    return True, "minuend not broadcast over leading axes"
