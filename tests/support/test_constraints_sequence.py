@@ -104,3 +104,82 @@ def test_reshape_layout_aligned_of_a_recurrent_state(tmp_path: Path) -> None:
     for name in ("state_batch", "state_squeeze"):
         ok, detail = verdict("reshape_layout_aligned", nodes[name], graph, 16)
         assert ok and "recurrent op's state" in detail
+
+
+def reduce_max(tmp: Path, shape: list[int], axes: list[int], keepdims: int = 1) -> tuple[OpNode, OpGraph]:
+    """A ReduceMax at opset 18, its axes as a constant second input."""
+    out = [1 if i in axes else d for i, d in enumerate(shape)] if keepdims else \
+        [d for i, d in enumerate(shape) if i not in axes]
+    node = helper.make_node("ReduceMax", ["x", "axes"], ["y"], name="rmax", keepdims=keepdims)
+    graph = onnx_graph(tmp, [node], {"x": (shape, FLOAT)}, {"y": (out, FLOAT)}, {"axes": np.array(axes, np.int64)},
+                       opset=18)
+    return graph.nodes[0], graph
+
+
+def test_reduce_axes_are_read_from_the_opset_18_input(tmp_path: Path) -> None:
+    node, _ = reduce_max(tmp_path, [1, 112, 20, 64], [1, 2], keepdims=0)
+    assert node.attrs["axes"] == (1, 2)
+
+
+def test_reduces_only_axes(tmp_path: Path) -> None:
+    """DNSMOS's global max pooling over axes 1 and 2: CPU on RK3576; a channel max: NPU; RK3588: CPU always."""
+    node, graph = reduce_max(tmp_path, [1, 112, 20, 64], [1, 2], keepdims=0)
+    ok, detail = verdict("reduces_only_axes", node, graph, [1])
+    assert not ok and "reduces axis 2 of [1, 112, 20, 64]" in detail
+    node, graph = reduce_max(tmp_path, [1, 112, 20, 64], [1])
+    assert verdict("reduces_only_axes", node, graph, [1])[0]
+    assert not verdict("reduces_only_axes", node, graph, [])[0]
+    node, graph = reduce_max(tmp_path, [1, 32, 128], [-2])
+    assert verdict("reduces_only_axes", node, graph, [1])[0], "a negative axis is counted from the back"
+
+
+def sub(tmp: Path, minuend: list[int], shape: list[int], constant: bool = True) -> tuple[OpNode, OpGraph]:
+    node = helper.make_node("Sub", ["c", "x"], ["y"], name="sub")
+    inputs = {"x": (shape, FLOAT)} if constant else {"x": (shape, FLOAT), "c": (minuend, FLOAT)}
+    consts = {"c": np.ones(minuend, np.float32)} if constant else None
+    graph = onnx_graph(tmp, [node], inputs, {"y": (shape, FLOAT)}, consts)
+    return graph.nodes[0], graph
+
+
+def test_no_broadcast_constant_minuend(tmp_path: Path) -> None:
+    """Keras LayerNorm's beta [128] - [1, 32, 128] (g2p-id's phoneme BERT): CPU on RK3588; probed forms that ran
+    on the NPU pass."""
+    for minuend, shape in (([128], [1, 32, 128]), ([1, 1, 128], [1, 32, 128]), ([16], [1, 8, 16, 16])):
+        ok, detail = verdict("no_broadcast_constant_minuend", *sub(tmp_path, minuend, shape), True)
+        assert not ok and "broadcast to" in detail, (minuend, shape)
+    for minuend, shape in (([1, 32, 128], [1, 32, 128]), ([], [1, 32, 128]), ([1, 8, 1, 1], [1, 8, 16, 16]),
+                           ([32, 1], [1, 32, 128])):
+        assert verdict("no_broadcast_constant_minuend", *sub(tmp_path, minuend, shape), True)[0], (minuend, shape)
+    assert verdict("no_broadcast_constant_minuend", *sub(tmp_path, [128], [1, 32, 128], constant=False), True)[0]
+
+
+def test_reshape_layout_aligned_between_2d_and_3d(tmp_path: Path) -> None:
+    """BeatNet's flatten of [128, 2, 131] and its dense's [128, 150] to [1, 128, 150]: CPU on RK3588; the same
+    reshapes of 16-aligned planes and channels: NPU."""
+    def reshape(shape: list[int], out: list[int]) -> tuple[OpNode, OpGraph]:
+        node = helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape")
+        relu = helper.make_node("Relu", ["r"], ["y"], name="relu")
+        graph = onnx_graph(tmp_path, [node, relu], {"x": (shape, FLOAT)}, {"y": (out, FLOAT)},
+                           {"s": np.array(out, np.int64)})
+        return graph.nodes[0], graph
+
+    for shape, out in (([128, 2, 131], [128, 262]), ([128, 150], [1, 128, 150]), ([16, 150], [1, 16, 150])):
+        assert not verdict("reshape_layout_aligned", *reshape(shape, out), 16)[0], (shape, out)
+    for shape, out in (([128, 4, 16], [128, 64]), ([128, 160], [1, 128, 160])):
+        assert verdict("reshape_layout_aligned", *reshape(shape, out), 16)[0], (shape, out)
+
+
+def test_sequence_output_read(tmp_path: Path) -> None:
+    """A GRU of which only Y_h is used (PLCMOS v2's second GRU) blocks the RKNN build; one whose Y is read does not."""
+    hidden, width, steps = 8, 4, 5
+    weights = {"W": np.zeros((1, 3 * hidden, width), np.float32), "R": np.zeros((1, 3 * hidden, hidden), np.float32)}
+    for reads_y in (False, True):
+        nodes = [helper.make_node("GRU", ["x", "W", "R"], ["Y", "Y_h"], name="gru", hidden_size=hidden),
+                 helper.make_node("Relu", ["Y_h"], ["h"], name="relu")]
+        outputs = {"h": ([1, 1, hidden], FLOAT)}
+        if reads_y:
+            nodes.append(helper.make_node("Relu", ["Y"], ["y"], name="relu_y"))
+            outputs["y"] = ([steps, 1, 1, hidden], FLOAT)
+        graph = onnx_graph(tmp_path, nodes, {"x": ([steps, 1, width], FLOAT)}, outputs, weights)
+        ok, detail = verdict("sequence_output_read", graph.nodes[0], graph, True)
+        assert ok == reads_y and (reads_y or "read by nothing" in detail)

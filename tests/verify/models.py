@@ -545,3 +545,63 @@ def max_min_expand_onnx(path: Path) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def batch5_rules_onnx(path: Path) -> Path:
+    """The Rockchip rules held-out batch 5 showed, one branch each (probed with rknn-toolkit2 2.5.0): g2p-id's
+    phoneme BERT's Einsum [1, 32, 8, 16] x [8, 16, 128] and its Keras LayerNorm Sub of a [128] constant minus
+    [1, 32, 128]; a channel ReduceMax of [1, 64, 20, 112] (kept dims, subtracted back) and DNSMOS's global max
+    over axes 2 and 3 of it."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    consts = {"w": rng.standard_normal((8, 16, 128)), "beta": rng.standard_normal(128),
+              "channel": np.array([1], np.int64), "plane": np.array([2, 3], np.int64)}
+    nodes = [helper.make_node("Relu", ["a"], ["a1"], name="pre_einsum"),
+             helper.make_node("Einsum", ["a1", "w"], ["a2"], name="einsum", equation="abcd,cde->abe"),
+             helper.make_node("Relu", ["a2"], ["ya"], name="post_einsum"),
+             helper.make_node("Relu", ["b"], ["b1"], name="pre_sub"),
+             helper.make_node("Sub", ["beta", "b1"], ["b2"], name="layernorm_sub"),
+             helper.make_node("Relu", ["b2"], ["yb"], name="post_sub")]
+    for name, axes, keep in (("channel_max", "channel", 1), ("plane_max", "plane", 1)):
+        nodes += [helper.make_node("Relu", [f"{name}_x"], [f"{name}_r"], name=f"pre_{name}"),
+                  helper.make_node("ReduceMax", [f"{name}_r", axes], [f"{name}_m"], name=name, keepdims=keep),
+                  helper.make_node("Sub", [f"{name}_r", f"{name}_m"], [f"{name}_d"], name=f"sub_{name}"),
+                  helper.make_node("Relu", [f"{name}_d"], [f"{name}_y"], name=f"post_{name}")]
+    plane = [1, 64, 20, 112]
+    inputs = [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 32, 8, 16]),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 32, 128]),
+              helper.make_tensor_value_info("channel_max_x", TensorProto.FLOAT, plane),
+              helper.make_tensor_value_info("plane_max_x", TensorProto.FLOAT, plane)]
+    outputs = [helper.make_tensor_value_info("ya", TensorProto.FLOAT, [1, 32, 128]),
+               helper.make_tensor_value_info("yb", TensorProto.FLOAT, [1, 32, 128]),
+               helper.make_tensor_value_info("channel_max_y", TensorProto.FLOAT, plane),
+               helper.make_tensor_value_info("plane_max_y", TensorProto.FLOAT, plane)]
+    inits = [numpy_helper.from_array(v if v.dtype == np.int64 else v.astype(np.float32), k) for k, v in consts.items()]
+    model = helper.make_model(helper.make_graph(nodes, "batch5_rules", inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def gru_states_only_onnx(path: Path) -> Path:
+    """A GRU over [20, 1, 16] of which only the final state Y_h is used (PLCMOS v2 pools its second GRU so): the
+    RKNN build fails on it."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    hidden, width, steps = 32, 16, 20
+    inits = [numpy_helper.from_array((0.3 * rng.standard_normal(s)).astype(np.float32), k) for k, s in
+             (("W", (1, 3 * hidden, width)), ("R", (1, 3 * hidden, hidden)), ("B", (1, 6 * hidden)))]
+    nodes = [helper.make_node("GRU", ["x", "W", "R", "B"], ["Y", "Y_h"], name="gru", hidden_size=hidden),
+             helper.make_node("Relu", ["Y_h"], ["h"], name="relu")]
+    graph = helper.make_graph(nodes, "gru_states_only",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, 1, width])],
+                              [helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 1, hidden])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

@@ -21,10 +21,12 @@ from tests.support.graphs import squeeze_if_onnx
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
+    batch5_rules_onnx,
     channel_pads_onnx,
     conv_net_onnx,
     focus_onnx,
     gemm_heads_onnx,
+    gru_states_only_onnx,
     labelled_head_onnx,
     max_min_expand_onnx,
     plane_reshapes_onnx,
@@ -327,3 +329,24 @@ def test_max_of_4d_operands_and_every_expand_run_on_the_npu(rknn_installed: Rknn
     operands; an Expand to a constant shape runs on the NPU (edgepipe once put every Expand on the CPU)."""
     cpu_ops, _ = agreement_with_vendor(max_min_expand_onnx(tmp_path / "mme.onnx"), target, tmp_path / "w")
     assert cpu_ops == {"Max": 3, "Min": 2}
+
+
+@pytest.mark.parametrize(("target", "cpu"), [("rk3588", {"Sub": 1, "ReduceMax": 2}), ("rk3576", {"ReduceMax": 1})])
+def test_einsum_layernorm_sub_and_reducemax_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path,
+                                                                       target: str, cpu: dict[str, int]) -> None:
+    """Held-out batch 5's first run (g2p-id's BERT, DNSMOS) on probes: an Einsum runs on the NPU (edgepipe put it on
+    the CPU); a [128] constant minus [1, 32, 128] runs on RK3588's CPU; ReduceMax runs on RK3588's CPU always and
+    on RK3576's NPU only over the channel axis."""
+    cpu_ops, _ = agreement_with_vendor(batch5_rules_onnx(tmp_path / "b5.onnx"), target, tmp_path / "w")
+    assert cpu_ops == cpu
+
+
+def test_a_gru_of_which_only_the_state_is_used_is_a_predicted_compile_failure(rknn_installed: Rknn,
+                                                                               tmp_path: Path) -> None:
+    """PLCMOS v2's first run: rknn-toolkit2 failed to build it and edgepipe had said it compiles."""
+    model = gru_states_only_onnx(tmp_path / "gru.onnx")
+    graph = read_graph(model)
+    report = check_graph(graph, load_profile("rk3588"))
+    assert [b.constraint for b in report.compile_blockers] == ["sequence_output_read"]
+    result = rknn_installed.compile(model, graph, {"target-platform": "rk3588"}, tmp_path / "work")
+    assert result.status == "compile_failed", result
