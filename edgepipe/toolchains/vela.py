@@ -63,6 +63,11 @@ def parse_cpu_ops(stdout: str) -> dict[str, str]:
     return cpu
 
 
+#: Vela 5's reader rejecting a file it cannot take ("'<tensor>' Does not have valid TFLite Semantics. - Constant
+#: tensors must not have empty buffers ... Failed to parse TFLite file"): the error and the rule it names.
+_REJECTED_INPUT = re.compile(r"Error:\s*(.+?Does not have valid TFLite Semantics\.)\s*-\s*([^\n]+)")
+
+
 def read_summary(output_dir: Path, stdout: str) -> dict[str, float]:
     """Vela's estimate: cycles, clock (MHz), inference time (ms), and its NPU/CPU op counts."""
     figures: dict[str, float] = {f"{kind.lower()}_ops": float(n) for kind, n in _COUNT.findall(stdout)}
@@ -133,6 +138,10 @@ class Vela(Toolchain):
                               timeout=self.timeout_s, cwd=out, check=False)
         if proc.returncode != 0:  # stderr last: a Python exception's own line ends it, not a warning on stdout
             output = f"{proc.stdout}\n{proc.stderr}"
+            rejected = _REJECTED_INPUT.search(output)
+            if rejected:  # Vela's reader refused the graph (its own check, not a crash): a compile failure
+                return CompileResult(tool=tool, status="compile_failed",
+                                     detail=f"vela: {rejected.group(1).strip()} ({rejected.group(2).strip()})")
             status: CompileStatus = "failed" if "Traceback" in output else "compile_failed"
             return CompileResult(tool=tool, status=status, detail=f"vela: {last_line(output)}")
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)

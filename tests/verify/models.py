@@ -188,6 +188,30 @@ def shapeless_tflite(path: Path) -> Path:
     return path
 
 
+def scalar_output_tflite(path: Path) -> Path:
+    """An int8 TFLite whose one output is a scalar, as PLCMOS v2's MOS: Conv2D -> ReLU -> a [1, 1] score ->
+    sigmoid -> ``reshape(score, [])``, which the converter writes as a RESHAPE reading an empty new-shape tensor
+    (shape [0], no data)."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME"))
+        return tf.reshape(tf.sigmoid(tf.reduce_mean(y, axis=[1, 2, 3])[:, None]), [])
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
 #: An output named with a JSON of class labels, as openWakeWord's timer model names its output (139 characters).
 LABELS_NAME = ('{"1": "1_minute_timer", "2": "5_minute_timer", "3": "10_minute_timer", "4": "20_minute_timer", '
                '"5": "30_minute_timer", "6": "1_hour_timer"}')

@@ -297,3 +297,19 @@ def test_check_verify_shows_the_u85_compile_failure_and_the_nodes(int64_models: 
     evidence = compatibility(VerdictInputs(target=profile, artifacts=[], accuracy=None,
                                            support=check_model(int64_models["ids64"], profile)))
     assert evidence.outcome == "failed" and "LESS" in evidence.detail and "next step" in evidence.detail
+
+
+@pytest.mark.parametrize("target", ["ethos-u55", "ethos-u85"])
+def test_a_reshape_to_a_scalar_is_a_predicted_compile_failure(tmp_path: Path, target: str) -> None:
+    """Held-out PLCMOS v2's first run: Vela refused its int8 TFLite (the RESHAPE to its one-value MOS reads an
+    empty new-shape tensor) and edgepipe had counted it a tool crash; now edgepipe predicts the refusal and
+    Vela's own reason is a compile failure."""
+    from tests.verify.models import scalar_output_tflite
+
+    model = scalar_output_tflite(tmp_path / "scalar.tflite")
+    profile = load_profile(target)
+    report = check_model(model, profile)
+    assert [(b.op, b.constraint) for b in report.compile_blockers] == [("RESHAPE", "nonempty_constant_inputs")]
+    result = vendor_verification(report, profile, model, tmp_path / "w")
+    assert result is not None and result.status == "compile_failed", result
+    assert "Constant tensors must not have empty buffers" in result.detail

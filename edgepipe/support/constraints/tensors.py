@@ -166,3 +166,18 @@ def no_broadcast_constant_minuend(node: OpNode, graph: OpGraph, required: bool) 
         shape = list(first.shape or ())
         return False, f"{node.op} subtracts from constant '{first.name}' {shape} broadcast to {target}"
     return True, "minuend not broadcast over leading axes"
+
+
+@constraint
+def nonempty_constant_inputs(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """No constant input has zero elements: Vela 5.2.0 refuses the whole file otherwise ("Constant tensors must
+    not have empty buffers"), e.g. the empty new-shape of a RESHAPE to a scalar, as PLCMOS v2's one-value output
+    is written by the TFLite converter."""
+    if not required:
+        return True, "not required"
+    written, fed = graph.producers(), graph.input_names()
+    empty = [t for t in node.inputs if t.static and t.elements == 0 and
+             (t.constant or (t.name not in written and t.name not in fed))]  # an empty buffer reads as no data
+    if empty:
+        return False, f"{node.op} reads constant '{empty[0].name}' of shape {list(empty[0].shape or ())}, no elements"
+    return True, "no empty constant"
