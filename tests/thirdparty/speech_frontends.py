@@ -25,7 +25,7 @@ def mel_bank(n_fft: int, bands: int, fmin: float, fmax: float, mel: Callable[[np
              inverse: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """(bands, n_fft // 2 + 1) triangular filters evenly spaced on the ``mel`` scale between ``fmin`` and ``fmax``."""
     edges = inverse(np.linspace(mel(np.float64(fmin)), mel(np.float64(fmax)), bands + 2))
-    freqs = np.linspace(0, RATE / 2, n_fft // 2 + 1)
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / RATE)  # the bins' own frequencies (an odd n_fft stops short of RATE / 2)
     lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
     return np.clip(np.minimum((freqs - lo) / (mid - lo), (hi - freqs) / (hi - mid)), 0, None).astype(np.float32)
 
