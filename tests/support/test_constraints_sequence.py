@@ -157,16 +157,44 @@ def test_reshape_layout_aligned_between_2d_and_3d(tmp_path: Path) -> None:
     """BeatNet's flatten of [128, 2, 131] and its dense's [128, 150] to [1, 128, 150]: CPU on RK3588; the same
     reshapes of 16-aligned planes and channels: NPU."""
     def reshape(shape: list[int], out: list[int]) -> tuple[OpNode, OpGraph]:
+        """A 1-D max pooling (3-D) or a dense (2-D) writes ``shape``, reshaped to ``out``, read by a Relu."""
+        pooled = len(shape) == 3
+        source = helper.make_node("MaxPool", ["i"], ["x"], name="pool", kernel_shape=[1]) if pooled else \
+            helper.make_node("Relu", ["i"], ["x"], name="dense")
         node = helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape")
         relu = helper.make_node("Relu", ["r"], ["y"], name="relu")
-        graph = onnx_graph(tmp_path, [node, relu], {"x": (shape, FLOAT)}, {"y": (out, FLOAT)},
+        graph = onnx_graph(tmp_path, [source, node, relu], {"i": (shape, FLOAT)}, {"y": (out, FLOAT)},
                            {"s": np.array(out, np.int64)})
-        return graph.nodes[0], graph
+        return graph.nodes[1], graph
 
     for shape, out in (([128, 2, 131], [128, 262]), ([128, 150], [1, 128, 150]), ([16, 150], [1, 16, 150])):
         assert not verdict("reshape_layout_aligned", *reshape(shape, out), 16)[0], (shape, out)
     for shape, out in (([128, 4, 16], [128, 64]), ([128, 160], [1, 128, 160])):
         assert verdict("reshape_layout_aligned", *reshape(shape, out), 16)[0], (shape, out)
+
+
+def test_reshape_layout_aligned_between_2d_and_3d_exemptions(tmp_path: Path) -> None:
+    """What the toolkit runs on RK3588's NPU all the same: madmom's notes CNN flattens a Transpose's [40, 10, 106]
+    (merged with it), its output Squeeze changes no shape, ddddocr's [32, 8210] head is unsqueezed to an output."""
+    transpose = helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 2, 1])
+    flatten = helper.make_node("Reshape", ["t", "s"], ["f"], name="flatten")
+    relu = helper.make_node("Relu", ["f"], ["y"], name="relu")
+    graph = onnx_graph(tmp_path, [transpose, flatten, relu], {"x": ([40, 106, 10], FLOAT)},
+                       {"y": ([40, 1060], FLOAT)}, {"s": np.array([40, 1060], np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0]
+    noop = helper.make_node("Reshape", ["x", "s"], ["y"], name="same")
+    graph = onnx_graph(tmp_path, [helper.make_node("Relu", ["i"], ["x"], name="relu"), noop],
+                       {"i": ([40, 88], FLOAT)}, {"y": ([40, 88], FLOAT)}, {"s": np.array([40, 88], np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0]
+    squeezed = helper.make_node("Reshape", ["x", "s"], ["f"], name="flatten_squeezed")
+    graph = onnx_graph(tmp_path, [helper.make_node("Elu", ["i"], ["x"], name="elu"), squeezed, relu],
+                       {"i": ([40, 106, 10], FLOAT)}, {"y": ([40, 1060], FLOAT)}, {"s": np.array([40, 1060], np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0], "held as the 4-D tensor it came from"
+    head = helper.make_node("Reshape", ["x", "s"], ["y"], name="head")
+    graph = onnx_graph(tmp_path, [helper.make_node("Relu", ["i"], ["x"], name="relu"), head],
+                       {"i": ([32, 8210], FLOAT)}, {"y": ([32, 1, 8210], FLOAT)},
+                       {"s": np.array([32, 1, 8210], np.int64)})
+    assert verdict("reshape_layout_aligned", graph.nodes[1], graph, 16)[0]
 
 
 def test_sequence_output_read(tmp_path: Path) -> None:

@@ -417,10 +417,15 @@ def _plane_reshape_verdict(shape: list[int], out: list[int], multiple: int) -> V
     return False, f"reads {shape} (H x W = {plane}, not a multiple of {multiple}) into {out}"
 
 
+#: Ops whose 3-D output [N, C, W] the NPU holds as [N, C, 1, W] (a 1-D convolution or pooling).
+_SPATIAL_OPS = ("Conv", "ConvTranspose", "MaxPool", "AveragePool")
+
+
 def _as_four_d(shape: list[int]) -> list[int]:
-    """How the NPU holds a 2-D [N, C] or 3-D [N, C, W] tensor: [N, C, 1, 1] or [N, C, 1, W] (BeatNet's Conv1d
-    output [128, 2, 131] flattened to [128, 262] reads a plane of 131 elements, its dense's [128, 150] reshaped to
-    [1, 128, 150] a 1 x 1 plane of 150 channels: both on RK3588's CPU; [128, 4, 16] and [128, 160] on the NPU)."""
+    """How the NPU holds a 2-D [N, C] or a 1-D convolution's 3-D [N, C, W]: [N, C, 1, 1] or [N, C, 1, W] (BeatNet's
+    pooled [128, 2, 131] flattened to [128, 262] reads a plane of 131 elements, its dense's [128, 150] reshaped to
+    [1, 128, 150] a 1 x 1 plane of 150 channels: both on RK3588's CPU; [128, 4, 16] and [128, 160] on the NPU; a
+    3-D tensor squeezed from a 4-D one, as in madmom's 2018 notes CNN, is still held as that 4-D tensor)."""
     return [shape[0], shape[1], 1, shape[2]] if len(shape) == 3 else [shape[0], shape[1], 1, 1]
 
 
@@ -495,7 +500,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     input it reads, e.g. the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a
     Concat, as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as
     [1, 1, 1, M], reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M
-    elements. A reshape between 2-D and 3-D tensors reads [N, C] as [N, C, 1, 1] and [N, C, W] as [N, C, 1, W]."""
+    elements. A reshape between 2-D and 3-D tensors that changes the shape, feeds no recurrent op nor a graph output
+    and reads no Transpose (which the toolkit merges it with, as in madmom's notes CNN) reads [N, C] as
+    [N, C, 1, 1] and a 1-D convolution's or pooling's [N, C, W] as [N, C, 1, W]."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -512,10 +519,13 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():
         return _plane_reshape_verdict([1, 1, 1, column], out, multiple)
-    if len(shape) in (2, 3) and len(out) in (2, 3):
+    if len(shape) in (2, 3) and len(out) in (2, 3) and shape != out and written.name not in graph.output_names() \
+            and not any(r.op in RECURRENT_OPS for r in readers) and (source is None or source.op != "Transpose"):
         if written.elements < multiple:
             return small
-        return _plane_reshape_verdict(_as_four_d(shape), out, multiple)
+        held = _layout_source(source, graph) if source is not None else None
+        if len(shape) == 2 or (held is not None and held.op in _SPATIAL_OPS):
+            return _plane_reshape_verdict(_as_four_d(shape), out, multiple)
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)
