@@ -1,5 +1,6 @@
-"""One test per constraint of edgepipe/support/constraints/integer_tensors.py: a graph that fails it and one that
-passes. The placements and compile failures these rules predict are checked against Vela in tests/verify/test_vela.py.
+"""One test per constraint of edgepipe/support/constraints/integer_tensors.py, and of the Ethos-U rules in
+constraints/tensors.py: a graph that fails it and one that passes. The placements and compile failures these rules
+predict are checked against Vela in tests/verify/test_vela.py.
 """
 
 from __future__ import annotations
@@ -37,3 +38,13 @@ def test_input_bits_max_ignores_the_output_and_constant_inputs(tmp_path: Path) -
     node, graph = single(tmp_path, "Gather", [[1, 16]], [1, 16, 8], dtype=TensorProto.FLOAT,
                          consts={"ids": np.zeros((1, 16), np.int64)})
     assert verdict("input_bits_max", node, graph, 32)[0]  # constant int64 indices
+
+
+def test_nonempty_constant_inputs(tmp_path: Path) -> None:
+    """A RESHAPE to a scalar reads an empty new-shape constant, which Vela refuses (held-out PLCMOS v2)."""
+    node, graph = single(tmp_path, "Reshape", [[1, 1]], [], consts={"shape": np.zeros((0,), np.int64)})
+    assert verdict("nonempty_constant_inputs", node, graph, True) == (
+        False, "Reshape reads constant 'shape' of shape [0], no elements")
+    assert verdict("nonempty_constant_inputs", node, graph, False) == (True, "not required")
+    node, graph = single(tmp_path, "Reshape", [[1, 1]], [1], consts={"shape": np.array([1], np.int64)})
+    assert verdict("nonempty_constant_inputs", node, graph, True) == (True, "no empty constant")
