@@ -1,6 +1,7 @@
 """Agreement of edgepipe's per-op placement with the vendor compilers, on real third-party models.
 
     python benchmarks/agreement.py --builds DIR [--zoo /work/zoo] [--build] [--docs] [--models a,b]
+    python benchmarks/agreement.py --render --docs     # the tables again from the recorded rows, nothing measured
 
 Models and their role (tuning: looked at while fixing profiles; held_out: not) come from
 benchmarks/agreement_models.toml. Each model's artifacts are the ones `edgepipe build` writes (int8 TFLite for
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +56,8 @@ START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
 FIRST = ("<!-- agreement-first:start -->", "<!-- agreement-first:end -->")
 #: First recorded runs of models while they were held out (kept when a model later becomes a tuning model).
 FIRST_RUNS = ROOT / "benchmarks" / "results" / "agreement_first_run.json"
+#: The rows of the last run (every listed model and target), which docs/TARGETS.md's tables are written from.
+ROWS = ROOT / "benchmarks" / "results" / "agreement.json"
 log = logging.getLogger("agreement")
 
 
@@ -73,6 +77,8 @@ class Row:
     both_cpu: int = 0
     seconds: float = 0.0
     detail: str = ""
+    #: The commit whose code measured the row ("" for rows recorded before rows named their commit).
+    commit: str = ""
 
 
 def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
@@ -139,15 +145,16 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     path = found.get((wanted.format, wanted.precision))
     if path is None:
         return Row(name, role, target, "no artifact", detail=f"no {wanted.precision} {wanted.format} was built"
-                   if found else "no build of this model (its build failed or was not run)")
+                   if found else "no build of this model (its build failed or was not run)", commit=_commit())
     graph = read_graph(path)
     report = check_graph(graph, profile)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="edgepipe-agreement-") as work:
         result = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
-              seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300])
-    blocked = "; ".join(f"{b.op} '{b.node}' {b.detail}" for b in report.compile_blockers[:3])
+              seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300], commit=_commit())
+    blocked = "; ".join(b.detail if f"'{b.node}'" in b.detail else f"{b.op} '{b.node}' {b.detail}"
+                        for b in report.compile_blockers[:3])
     if result is not None and result.status == "ran" and not blocked:
         extra = result.extra
         row.compared, row.agree = result.compared, result.agree
@@ -213,7 +220,7 @@ def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] =
     lines = [markers[0], f"Written by `python benchmarks/agreement.py --docs` on {when} at commit {_commit()}; "
              f"machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, shared 2-core "
              f"host; one run per model and target (the compilers are deterministic). Tools: "
-             f"{', '.join(f'{k} {v}' for k, v in versions.items())}.{note}",
+             f"{', '.join(f'{k} {v}' for k, v in versions.items())}.{_measured_at(rows)}{note}",
              "", "| target | role | models | compiled | compile failed | failure predicted | tool failed | no artifact "
              "| ops compared | agreement | CPU-op recall | CPU-op precision |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -234,6 +241,14 @@ def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] =
         lines.append(f"| {r.model} | {r.role} | {r.target} | {r.status} | {r.compared} | {r.agree} | "
                      f"{r.vendor_cpu} | {r.edgepipe_cpu} | {r.both_cpu} | {detail} |")
     return "\n".join([*lines, markers[1]])
+
+
+def _measured_at(rows: list[Row]) -> str:
+    """Which commits measured ``rows``, when they are not all this one (tables rendered from recorded rows)."""
+    counts = Counter(row.commit or "an earlier commit (not recorded in the row)" for row in rows)
+    if set(counts) <= {_commit()}:
+        return ""
+    return " Rows measured at " + ", ".join(f"{commit}: {n}" for commit, n in counts.items()) + "."
 
 
 def write_docs(text: str, markers: tuple[str, str] = (START, END), path: Path = ROOT / "docs" / "TARGETS.md") -> None:
@@ -267,7 +282,7 @@ def record_first_runs(files: list[Path]) -> list[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--builds", type=Path, required=True, help="One build folder per model: BUILDS/<model>.")
+    parser.add_argument("--builds", type=Path, help="One build folder per model: BUILDS/<model> (to measure).")
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"), help="Prepared zoo models.")
     parser.add_argument("--heldout", type=Path, default=Path("/tmp/heldout/m"),
                         help="Prepared non-zoo models (source = \"heldout\": `python -m tests.thirdparty.heldout "
@@ -278,21 +293,26 @@ def main() -> None:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--reuse", action="store_true",
                         help="Keep the rows of benchmarks/results/agreement.json; measure only the missing ones.")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agreement.json",
+    parser.add_argument("--out", type=Path, default=ROWS,
                         help="Where the raw rows go (and where --reuse reads them).")
+    parser.add_argument("--render", action="store_true",
+                        help="Measure nothing: the tables (and with --docs, docs/TARGETS.md) from --out's rows.")
     parser.add_argument("--first-runs", type=Path, nargs="*", default=[],
                         help="Result files of held-out models' first runs to record in agreement_first_run.json.")
     args = parser.parse_args()
+    if args.builds is None and not args.render:
+        parser.error("--builds is required unless --render")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     listed = tomllib.loads((ROOT / "benchmarks" / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
     wanted = [m for m in args.models.split(",") if m] or list(listed)
     chosen = args.targets.split(",")
     out = args.out
-    previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if args.reuse and out.exists() else []
+    recorded = (args.reuse or args.render) and out.exists()
+    previous = json.loads(out.read_text(encoding="utf-8"))["rows"] if recorded else []
     kept = [Row(**{**r, "role": role_of(listed[r["model"]], r["target"])}) for r in previous if r["model"] in listed]
-    done = {(r.model, r.target) for r in kept if r.status != "no artifact"}
+    done = {(r.model, r.target) for r in kept if r.status != "no artifact" or args.render}
     rows: list[Row] = [r for r in kept if (r.model, r.target) in done and r.model in wanted]
-    for name in wanted:
+    for name in [] if args.render else wanted:
         folder, targets = args.builds / name, [t for t in listed[name]["targets"] if t in chosen]
         if args.build and not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)

@@ -231,7 +231,7 @@ class Rknn(Toolchain):
             tried = f" (also with {disabled_rules_note(answer)})" if answer.get("disabled_rules") else ""
             return CompileResult(tool=tool, status="compile_failed",
                                  detail=f"rknn could not compile this graph ({compile_steps}): "
-                                        f"{runtime_if_note(prepared)}{message}{tried}"
+                                        f"{control_flow_note(prepared)}{message}{tried}"
                                         f"{non_finite_hint(model) if 'NaN' in message else ''}"
                                         f"{integer_input_hint(graph) if 'input data type' in message else ''}")
         log = rknn_layers.parse(native, python_log)
@@ -252,20 +252,27 @@ class Rknn(Toolchain):
         return CompileResult(tool=tool, status="compiled", placement=placement, unmatched=unmatched, extra=extra)
 
 
-def runtime_if_note(prepared: ToolkitModel) -> str:
-    """What to say first when the toolkit could not compile a model that still holds an ``If``: one whose
-    condition is only known at run time (computed from the model's data, e.g. a score above a threshold); ''
-    when there is none. rknn-toolkit2 2.5.0 compiles static graphs only: for a plain such ``If`` it says so
-    ("will cause the graph to be a dynamic graph! Remove it manually and try again!"); when a branch needs its
-    opset converted (a ReduceMean in it, as in openWakeWord's hey_jarvis) it converts the branch as a graph of
-    its own, without the outer tensors the branch reads, and fails obscurely ("... is not output of any
-    previous nodes.")."""
-    if not prepared.runtime_ifs:
-        return ""
-    names = ", ".join(f"'{name}'" for name in prepared.runtime_ifs)
-    return (f"If {names} has a condition only known at run time, which rknn-toolkit2 cannot compile (it compiles "
-            "static graphs only); export the model without it (e.g. both branches as outputs, the choice made by "
-            "the application). The toolkit raised: ")
+def control_flow_note(prepared: ToolkitModel) -> str:
+    """What to say first when the toolkit could not compile a model that still holds control flow: an ``If``
+    whose condition is only known at run time (computed from the model's data, e.g. a score above a threshold)
+    or a ``Loop``; '' when there is none. rknn-toolkit2 2.5.0 compiles static graphs only: for a plain such
+    ``If``, and for every ``Loop`` (even of a constant trip count), it says so ("will cause the graph to be a
+    dynamic graph! Remove it manually and try again!"); when an ``If`` branch needs its opset converted (a
+    ReduceMean in it, as in openWakeWord's hey_jarvis) it converts the branch as a graph of its own, without the
+    outer tensors the branch reads, and fails obscurely ("... is not output of any previous nodes.")."""
+    notes = []
+    if prepared.runtime_ifs:
+        names = ", ".join(f"'{name}'" for name in prepared.runtime_ifs)
+        notes.append(f"If {names} has a condition only known at run time, which rknn-toolkit2 cannot compile (it "
+                     "compiles static graphs only); export the model without it (e.g. both branches as outputs, "
+                     "the choice made by the application)")
+    if prepared.loops:
+        names = ", ".join(f"'{name}'" for name in prepared.loops)
+        notes.append(f"Loop {names} is control flow, which rknn-toolkit2 cannot compile (it compiles static "
+                     "graphs only, and does not unroll loops); export the part before the loop as its own model "
+                     "for the NPU and run the loop (e.g. a decoder's steps) in the application, or export with "
+                     "the loop unrolled to a fixed number of steps")
+    return "; ".join(notes) + ". The toolkit raised: " if notes else ""
 
 
 def disabled_rules_note(answer: dict[str, object]) -> str:

@@ -7,7 +7,8 @@ condition is known once the input shapes are static is replaced by the branch it
 long tensor names become short ones (:func:`short_tensor_names`), inputs no node reads are dropped
 (:func:`drop_unread_inputs`) and recurrent ops lose a ``layout`` attribute that only restates the default
 (:func:`drop_default_layout`). An ``If`` whose condition is only known at run
-time is left as it is and named in :attr:`ToolkitModel.runtime_ifs`, so a failure in it can be reported as such.
+time is left as it is and named in :attr:`ToolkitModel.runtime_ifs`, and a ``Loop`` in
+:attr:`ToolkitModel.loops`, so a failure in them can be reported as such.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class ToolkitModel:
     runtime_ifs: tuple[str, ...] = ()
     #: Graph inputs no node reads, dropped from the copy (the toolkit drops them too and then expects no data).
     unread_inputs: tuple[str, ...] = ()
+    #: ``Loop`` nodes, kept as they are (the toolkit refuses every one).
+    loops: tuple[str, ...] = ()
 
     def original_text(self, text: str) -> str:
         """``text`` (the toolkit's log, its accuracy table) with the model's own tensor names put back."""
@@ -62,7 +65,8 @@ def toolkit_model(model: Path, graph: OpGraph, out: Path) -> ToolkitModel:
     renamed = short_tensor_names(proto)
     onnx.save(proto, str(out))
     runtime_ifs = tuple(node.name for node in proto.graph.node if node.op_type == "If")
-    return ToolkitModel(out, renamed, runtime_ifs, tuple(unread))
+    loops = tuple(node.name for node in proto.graph.node if node.op_type == "Loop")
+    return ToolkitModel(out, renamed, runtime_ifs, tuple(unread), loops)
 
 
 def drop_unread_inputs(proto: onnx.ModelProto) -> list[str]:

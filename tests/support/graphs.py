@@ -90,3 +90,30 @@ def squeeze_if_onnx(path: Path, columns: int = 16) -> Path:
                               [numpy_helper.from_array(v, k) for k, v in consts.items()])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def loop_onnx(path: Path, trips: int = 3) -> Path:
+    """Relu -> a Loop of a constant trip count and a constant true condition whose body adds one to its carried
+    [1, 8] tensor -> Sigmoid: the simplest Loop, as a decoder's step loop (SLANet's) is one at heart."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    body = helper.make_graph(
+        [helper.make_node("Constant", [], ["one"], name="one", value=numpy_helper.from_array(
+            np.ones((1, 8), np.float32))),
+         helper.make_node("Add", ["carried", "one"], ["carried_out"], name="step"),
+         helper.make_node("Identity", ["condition"], ["condition_out"], name="keep_going")], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("condition", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("carried", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("condition_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("carried_out", TensorProto.FLOAT, [1, 8])])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Loop", ["trips", "true", "r"], ["looped"], name="loop", body=body),
+             helper.make_node("Sigmoid", ["looped"], ["y"], name="sigmoid")]
+    graph = helper.make_graph(nodes, "loop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+                              [numpy_helper.from_array(np.array(trips, np.int64), "trips"),
+                               numpy_helper.from_array(np.array(True), "true")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

@@ -230,6 +230,28 @@ def test_perm_in(tmp_path: Path) -> None:
     assert verdict("perm_in", node, graph, ["0231"])[0]
 
 
+def test_static_control_flow(tmp_path: Path) -> None:
+    """rknn-toolkit2 refuses any Loop and an If known only at run time; an If whose condition the static input
+    shapes decide is replaced by its branch, and passes."""
+    from edgepipe.support import read_graph
+    from tests.support.graphs import loop_onnx, squeeze_if_onnx
+    from tests.verify.models import runtime_if_onnx
+
+    cases = {"loop": (loop_onnx(tmp_path / "loop.onnx"), "Loop"),
+             "runtime_if": (runtime_if_onnx(tmp_path / "if.onnx"), "If"),
+             "static_if": (squeeze_if_onnx(tmp_path / "squeeze.onnx"), "If")}
+    verdicts = {}
+    for name, (path, op) in cases.items():
+        graph = read_graph(path)
+        node = next(n for n in graph.nodes if n.op == op)
+        verdicts[name] = verdict("static_control_flow", node, graph, True)
+        assert verdict("static_control_flow", node, graph, False) == (True, "not required")
+    assert verdicts == {
+        "loop": (False, "Loop 'loop' runs its body at run time; the compiler does not unroll it"),
+        "runtime_if": (False, "If 'verify' has a condition only known at run time"),
+        "static_if": (True, "static")}
+
+
 def test_every_constraint_has_a_test_and_a_rule() -> None:
     """Each constraint has a ``test_<name>`` here or in a ``test_constraints_<topic>.py`` beside this file."""
     import importlib

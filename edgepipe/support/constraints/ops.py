@@ -253,6 +253,21 @@ def branch_ops_in(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
     return not other, f"{node.op} takes a branch with {', '.join(other)}" if other else f"branch of {', '.join(ops)}"
 
 
+@constraint
+def static_control_flow(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op leaves the graph static: no Loop, and no If whose condition is only known at run time.
+    rknn-toolkit2 2.5.0 refuses the whole graph otherwise ("will cause the graph to be a dynamic graph! Remove it
+    manually"), a Loop even of a constant trip count and condition (probed with one and three iterations;
+    SLANet's table-structure decoder)."""
+    if not required:
+        return True, "not required"
+    if node.op == "Loop":
+        return False, f"Loop '{node.name}' runs its body at run time; the compiler does not unroll it"
+    if node.op == "If" and node.attrs.get("branch_ops") is None:
+        return False, f"If '{node.name}' has a condition only known at run time"
+    return True, "static"
+
+
 #: Single-input ops the compiler fuses into the layer of the op before them (an activation into ``ConvSigmoid``).
 _FUSED_AFTER = frozenset({"Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
                           "Identity"})
