@@ -211,3 +211,20 @@ def test_sequence_output_read(tmp_path: Path) -> None:
         graph = onnx_graph(tmp_path, nodes, {"x": ([steps, 1, width], FLOAT)}, outputs, weights)
         ok, detail = verdict("sequence_output_read", graph.nodes[0], graph, True)
         assert ok == reads_y and (reads_y or "read by nothing" in detail)
+
+
+def test_reshape_layout_aligned_around_a_1d_hard_sigmoid(tmp_path: Path) -> None:
+    """PP-OCRv6 tiny's 1-D HardSwish: RK3588 holds the [1, 16, W] a HardSigmoid reads or writes as [1, 16, W, 1]
+    (the real toolkit's placement of the same graph: tests/verify/test_rknn.py)."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import hard_swish_1d_onnx
+
+    graph = read_graph(hard_swish_1d_onnx(tmp_path / "h.onnx", [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"),
+                                                                   (40, "relu")]))
+    found = {n.name: verdict("reshape_layout_aligned", n, graph, 16) for n in graph.nodes
+             if n.op in ("Squeeze", "Unsqueeze")}
+    assert found["unsqueeze0"] == (False, "Unsqueeze moves a HardSigmoid's [1, 16, 40], held as [1, 16, 40, 1], to "
+                                          "or from [1, 16, 1, 40] (W = 40, not a multiple of 16)")
+    assert not found["squeeze1"][0] and not found["unsqueeze1"][0]
+    assert found["squeeze2"] == (True, "moves a HardSigmoid's [1, 16, 48], held as [1, 16, 48, 1], in whole rows")
+    assert found["unsqueeze2"][0] and found["squeeze0"][0] and found["squeeze3"][0] and found["unsqueeze3"][0]

@@ -629,3 +629,38 @@ def gru_states_only_onnx(path: Path) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def hard_swish_1d_onnx(path: Path, branches: list[tuple[int, str]]) -> Path:
+    """PP-OCRv6's 1-D HardSwish, one branch per ``(W, middle)``: an input [1, 16, 1, W], a 1x1 Conv, a Squeeze of
+    axis 2 to [1, 16, W], then ``middle`` ("bn_hswish": a BatchNormalization with real statistics, then
+    x * HardSigmoid(x); "hsig": a lone HardSigmoid; "relu": a Relu), an Unsqueeze back to [1, 16, 1, W] and a
+    1x1 Conv to the branch's output."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    channels = 16
+    nodes, inits, inputs, outputs = [], [numpy_helper.from_array(np.array([2], np.int64), "axis")], [], []
+    for i, (width, middle) in enumerate(branches):
+        inits += [numpy_helper.from_array(rng.normal(0, .3, (channels, channels, 1, 1)).astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(rng.normal(0, .3, (channels, channels, 1, 1)).astype(np.float32), f"v{i}")]
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [1, channels, 1, width]))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [1, channels, 1, width]))
+        nodes += [helper.make_node("Conv", [f"x{i}", f"w{i}"], [f"c{i}"], name=f"conv{i}"),
+                  helper.make_node("Squeeze", [f"c{i}", "axis"], [f"s{i}"], name=f"squeeze{i}")]
+        if middle == "bn_hswish":
+            stats = {f"{k}{i}": rng.uniform(.5, 2, channels) if k in ("scale", "var") else rng.normal(0, .3, channels)
+                     for k in ("scale", "bias", "mean", "var")}
+            inits += [numpy_helper.from_array(v.astype(np.float32), k) for k, v in stats.items()]
+            nodes += [helper.make_node("BatchNormalization", [f"s{i}", *stats], [f"n{i}"], name=f"bn{i}"),
+                      helper.make_node("HardSigmoid", [f"n{i}"], [f"g{i}"], name=f"hsig{i}", alpha=1 / 6, beta=.5),
+                      helper.make_node("Mul", [f"n{i}", f"g{i}"], [f"m{i}"], name=f"hswish{i}")]
+        else:
+            op = {"hsig": "HardSigmoid", "relu": "Relu"}[middle]
+            nodes.append(helper.make_node(op, [f"s{i}"], [f"m{i}"], name=f"{middle}{i}"))
+        nodes += [helper.make_node("Unsqueeze", [f"m{i}", "axis"], [f"u{i}"], name=f"unsqueeze{i}"),
+                  helper.make_node("Conv", [f"u{i}", f"v{i}"], [f"y{i}"], name=f"out{i}")]
+    graph = helper.make_graph(nodes, "hard_swish_1d", inputs, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

@@ -27,6 +27,7 @@ from tests.verify.models import (
     focus_onnx,
     gemm_heads_onnx,
     gru_states_only_onnx,
+    hard_swish_1d_onnx,
     labelled_head_onnx,
     max_min_expand_onnx,
     plane_reshapes_onnx,
@@ -320,6 +321,21 @@ def test_an_if_known_only_at_run_time_is_reported_as_such(rknn_installed: Rknn, 
     assert result.detail.startswith("rknn could not compile this graph ({'config': 0, 'load_onnx': 0, 'build': -1}): "
                                     "If 'verify' has a condition only known at run time"), result.detail
     assert raised in result.detail
+
+
+#: PP-OCRv6 tiny's 1-D HardSwish (held-out batch 7's first run: its Unsqueeze ran on RK3588's CPU) and its forms.
+HARD_SWISH_1D = [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"), (40, "relu")]
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"Squeeze": 1, "Unsqueeze": 2}), ("rk3576", {})])
+def test_reshapes_around_a_1d_hard_sigmoid_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path,
+                                                                      target: str, cpu_ops: dict[str, int]) -> None:
+    """RK3588 holds a 3-D [1, C, W] that a HardSigmoid reads or writes as [1, C, W, 1]: the Squeeze from and the
+    Unsqueeze to [1, C, 1, W] run on its CPU when W is not a multiple of 16 (40; 48 runs on the NPU), the Squeeze
+    not when a BatchNormalization reads it (the toolkit's own reshape around the norm takes the move), and not
+    around a Relu; RK3576 runs them all on the NPU."""
+    model = hard_swish_1d_onnx(tmp_path / "hswish.onnx", HARD_SWISH_1D)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 @pytest.mark.parametrize(("target", "trips"), [("rk3588", 1), ("rk3576", 3)])

@@ -444,6 +444,24 @@ def _as_four_d(shape: list[int]) -> list[int]:
     return [shape[0], shape[1], 1, shape[2]] if len(shape) == 3 else [shape[0], shape[1], 1, 1]
 
 
+#: Ops whose 3-D input or output [N, C, W] RK3588's NPU holds as [N, C, W, 1] (probed: a 1-D HardSwish of PP-OCR).
+_COLUMN_OPS = ("HardSigmoid", "HardSwish")
+
+
+def _column_side(node: OpNode, graph: OpGraph, shape: list[int], out: list[int]) -> tuple[list[int], list[int]] | None:
+    """(the 3-D side, the 4-D side) of a reshape between [N, C, W] and 4-D when a HardSigmoid or HardSwish reads its
+    3-D output or wrote its 3-D input (alone or as the Mul of x * HardSigmoid(x)); None otherwise."""
+    if len(shape) == 4 and len(out) == 3:
+        return (out, shape) if any(r.op in _COLUMN_OPS for r in _readers_through_no_ops(node, graph)) else None
+    writer = _writer(node, graph, 0)
+    if len(shape) != 3 or len(out) != 4 or writer is None:
+        return None
+    gates = [w for w in (_writer(writer, graph, 0), _writer(writer, graph, 1)) if w is not None]
+    if writer.op in _COLUMN_OPS or writer.op == "Mul" and any(w.op == "HardSigmoid" for w in gates):
+        return shape, out
+    return None
+
+
 def _covered_dims(source: list[int], flat: list[int], axis: int) -> list[int] | None:
     """The axes of the 4-D ``source`` that axis ``axis`` of its reshape ``flat`` covers, matching sizes from the
     right (size-1 axes of ``flat`` cover nothing); None where the sizes do not line up."""
@@ -517,7 +535,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     [1, 1, 1, M], reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M
     elements. A reshape between 2-D and 3-D tensors that changes the shape, feeds no recurrent op nor a graph output
     and reads no Transpose (which the toolkit merges it with, as in madmom's notes CNN) reads [N, C] as
-    [N, C, 1, 1] and a 1-D convolution's or pooling's [N, C, W] as [N, C, 1, W]."""
+    [N, C, 1, 1] and a 1-D convolution's or pooling's [N, C, W] as [N, C, 1, W]; a 3-D [N, C, W] that a HardSigmoid
+    or HardSwish reads or writes is held as [N, C, W, 1], so a reshape between it and [N, C, 1, W] needs W a multiple
+    of {param} (PP-OCRv6's 1-D HardSwish over 40 columns: both reshapes on the CPU; probed)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -531,6 +551,13 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if state_in or source is not None and source.op in RECURRENT_OPS:
         return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
+    sides = _column_side(node, graph, shape, out)
+    if sides is not None:
+        three, four = sides
+        if four == [*three, 1] or three[2] % multiple == 0:
+            return True, f"moves a HardSigmoid's {three}, held as {[*three, 1]}, in whole rows"
+        return False, (f"{node.op} moves a HardSigmoid's {three}, held as {[*three, 1]}, to or from {four} "
+                       f"(W = {three[2]}, not a multiple of {multiple})")
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():
         return _plane_reshape_verdict([1, 1, 1, column], out, multiple)
