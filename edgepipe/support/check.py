@@ -61,7 +61,8 @@ def compile_blockers(graph: OpGraph, table: OpTable) -> list[CompileBlocker]:
     known = load_constraints()
     found = []
     for node in graph.nodes:
-        for name, param in table.compile_blockers.get(node.op, {}).items():
+        rules = {**table.compile_blockers.get("*", {}), **table.compile_blockers.get(node.op, {})}
+        for name, param in rules.items():
             ok, detail = known[name](node, graph, param)
             if not ok:
                 found.append(CompileBlocker(node=node.name, op=node.op, constraint=name,

@@ -39,7 +39,8 @@ def _table_section(fmt: str, table: OpTable) -> list[str]:
     lines += ["", "Operators not listed run on the CPU.", ""]
     if table.compile_blockers:
         lines += ["Compile blockers (one such node and the compiler rejects the whole graph):", ""]
-        lines += [f"- {op}: {'; '.join(_rule_lines(rules))}" for op, rules in sorted(table.compile_blockers.items())]
+        lines += [f"- {'any op' if op == '*' else op}: {'; '.join(_rule_lines(rules))}"
+                  for op, rules in sorted(table.compile_blockers.items())]
         lines.append("")
     if table.ignore:
         lines += [f"Not counted (folded by the compiler): {', '.join(table.ignore)}.", ""]

@@ -60,8 +60,9 @@ class OpTable(_Strict):
                                                     "they run nowhere, so they are never CPU ops.")
 
     compile_blockers: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Op name -> constraints whose failure on any node of that op makes the "
-                                          "vendor compiler reject the whole graph (not a CPU fallback).")
+        default_factory=dict, description="Op name (\"*\": every op) -> constraints whose failure on any node of "
+                                          "that op makes the vendor compiler reject the whole graph (not a CPU "
+                                          "fallback).")
 
     @field_validator("generic")
     @classmethod

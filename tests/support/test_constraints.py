@@ -252,6 +252,13 @@ def test_static_control_flow(tmp_path: Path) -> None:
         "static_if": (True, "static")}
 
 
+def test_graph_input_dtypes_not_in(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Cast", [[1, 4]], [1, 4], dtype=TensorProto.INT16, to=TensorProto.FLOAT)
+    assert verdict("graph_input_dtypes_not_in", node, graph, ["int16"]) == (
+        False, "Cast reads graph input 'x0' of type int16")
+    assert verdict("graph_input_dtypes_not_in", node, graph, ["uint8"]) == (True, "no such input")
+
+
 def test_every_constraint_has_a_test_and_a_rule() -> None:
     """Each constraint has a ``test_<name>`` here or in a ``test_constraints_<topic>.py`` beside this file."""
     import importlib

@@ -323,6 +323,24 @@ def test_an_if_known_only_at_run_time_is_reported_as_such(rknn_installed: Rknn, 
     assert raised in result.detail
 
 
+@pytest.mark.parametrize(("target", "dtype", "raised"), [
+    ("rk3588", "int16", "Not support input data type 'int16'"), ("rk3576", "uint8", "Not Support Dtype: 2")])
+def test_a_model_input_the_toolkit_refuses_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path,
+                                                                          target: str, dtype: str, raised: str) -> None:
+    """MarbleNet's int16 audio input (a tuning model whose Rockchip rows were unpredicted compile failures); a
+    uint8 image input, cast to float at once, aborts the compiler. An int8 input builds and agrees."""
+    from tests.support.test_compile_blockers import _cast_of_input
+
+    model = _cast_of_input(tmp_path / "m.onnx", getattr(TensorProto, dtype.upper()))
+    graph = read_graph(model)
+    blockers = check_graph(graph, load_profile(target)).compile_blockers
+    assert [(b.node, b.constraint) for b in blockers] == [("cast", "graph_input_dtypes_not_in")]
+    result = rknn_installed.compile(model, graph, {"target-platform": target}, tmp_path / "work")
+    assert result.status == "compile_failed" and raised in result.detail, result
+    assert agreement_with_vendor(_cast_of_input(tmp_path / "i8.onnx", TensorProto.INT8), target,
+                                 tmp_path / "w")[0] == {}
+
+
 #: PP-OCRv6 tiny's 1-D HardSwish (held-out batch 7's first run: its Unsqueeze ran on RK3588's CPU) and its forms.
 HARD_SWISH_1D = [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"), (40, "relu")]
 

@@ -61,6 +61,19 @@ def not_graph_input(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
 
 
 @constraint
+def graph_input_dtypes_not_in(node: OpNode, graph: OpGraph, refused: list[str]) -> Verdict:
+    """The op reads no graph input of type {param}: rknn-toolkit2 2.5.0 refuses an int16 or uint16 model input
+    ("Not support input data type", NVIDIA MarbleNet's int16 audio) and its compiler aborts on a uint8 input
+    ("Not Support Dtype: 2") even when a Cast makes it float at once (probed on RK3588 and RK3576; int8, float16
+    and int32 inputs build)."""
+    names = graph.input_names()
+    hit = [t for t in node.inputs if t.name in names and t.dtype in refused]
+    if hit:
+        return False, f"{node.op} reads graph input '{hit[0].name}' of type {hit[0].dtype}"
+    return True, "no such input"
+
+
+@constraint
 def max_inputs(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """The op has at most {param} feature-map inputs."""
     count = len(node.activations_in)
