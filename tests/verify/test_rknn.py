@@ -341,6 +341,22 @@ def test_a_model_input_the_toolkit_refuses_is_a_predicted_compile_failure(rknn_i
                                  tmp_path / "w")[0] == {}
 
 
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_a_cast_to_or_from_int32_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """Relu -> Cast to int32 -> Cast to float -> Relu: both Casts run on the CPU of both SoCs (edgepipe had int32
+    among the Cast types the NPU runs; found with the model-input probes above, in no listed model)."""
+    import onnx
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+             helper.make_node("Cast", ["r"], ["i"], name="to_int", to=TensorProto.INT32),
+             helper.make_node("Cast", ["i"], ["f"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("Relu", ["f"], ["y"], name="relu1")]
+    graph = helper.make_graph(nodes, "int32", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "int32.onnx")
+    assert agreement_with_vendor(tmp_path / "int32.onnx", target, tmp_path / "w")[0] == {"Cast": 2}
+
+
 #: PP-OCRv6 tiny's 1-D HardSwish (held-out batch 7's first run: its Unsqueeze ran on RK3588's CPU) and its forms.
 HARD_SWISH_1D = [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"), (40, "relu")]
 
