@@ -153,8 +153,7 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
         result = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
               seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300], commit=_commit())
-    blocked = "; ".join(b.detail if f"'{b.node}'" in b.detail else f"{b.op} '{b.node}' {b.detail}"
-                        for b in report.compile_blockers[:3])
+    blocked = "; ".join(b.named() for b in report.compile_blockers[:3])
     if result is not None and result.status == "ran" and not blocked:
         extra = result.extra
         row.compared, row.agree = result.compared, result.agree

@@ -170,7 +170,7 @@ def compatibility(inputs: VerdictInputs) -> Evidence:
         first = support.compile_blockers[0]
         return Evidence(requirement="compatibility", outcome="failed",
                         detail=f"the target's compiler cannot compile this graph ({len(support.compile_blockers)} "
-                               f"node(s) it rejects; {first.op} '{first.node}': {first.detail}; the rule: "
+                               f"node(s) it rejects; {first.named()}; the rule: "
                                f"{first.rule} next step: change those nodes in the model)")
     broken = []
     if required.min_accelerator_mac_share is not None and support.mac_share < required.min_accelerator_mac_share:

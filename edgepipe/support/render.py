@@ -23,7 +23,7 @@ def blocker_line(report: SupportReport) -> str:
     """One line naming the nodes the target's compiler rejects with the whole graph; '' when there are none."""
     if not report.compile_blockers:
         return ""
-    named = "; ".join(f"{b.op} '{b.node}': {b.detail}" for b in report.compile_blockers[:4])
+    named = "; ".join(b.named() for b in report.compile_blockers[:4])
     more = f" (+{len(report.compile_blockers) - 4} more)" if len(report.compile_blockers) > 4 else ""
     return f"{report.target}: the compiler cannot compile this graph: {named}{more} — {report.compile_blockers[0].rule}"
 

@@ -37,6 +37,10 @@ class CompileBlocker(_Record):
     rule: str
     detail: str
 
+    def named(self) -> str:
+        """The detail, led by the op and node it is about unless it names the node itself."""
+        return self.detail if f"'{self.node}'" in self.detail else f"{self.op} '{self.node}': {self.detail}"
+
 
 class Partition(_Record):
     device: Placement

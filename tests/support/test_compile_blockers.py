@@ -72,3 +72,15 @@ def test_a_blocker_of_every_op_applies_to_any_node(tmp_path: Path) -> None:
         assert check_graph(fine, load_profile("rk3588")).compile_blockers == []
     docs = "\n".join(render_all([load_profile("rk3588")]).values())
     assert "- any op: The op reads no graph input of type int16, uint16, uint8" in docs
+
+
+def test_a_blocker_whose_detail_names_its_node_is_named_once(tmp_path: Path) -> None:
+    """A Loop (SLANet's decoder) on the Rockchip profiles: the line, the verdict and the markdown name the node
+    once, not "Loop 'loop': Loop 'loop' ..."."""
+    from tests.support.graphs import loop_onnx
+
+    report = check_graph(read_graph(loop_onnx(tmp_path / "loop.onnx")), load_profile("rk3588"))
+    expected = "cannot compile this graph: Loop 'loop' runs its body at run time; the compiler does not unroll it — "
+    assert expected in render_table(report) and "Loop 'loop': Loop" not in render_table(report)
+    evidence = compatibility(VerdictInputs(target=load_profile("rk3588"), artifacts=[], accuracy=None, support=report))
+    assert evidence.outcome == "failed" and "; Loop 'loop' runs its body at run time;" in evidence.detail
