@@ -259,6 +259,18 @@ def test_graph_input_dtypes_not_in(tmp_path: Path) -> None:
     assert verdict("graph_input_dtypes_not_in", node, graph, ["uint8"]) == (True, "no such input")
 
 
+def test_scales_no_cpu_output_for_reshape(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import log10_scalings_onnx
+
+    graph = read_graph(log10_scalings_onnx(tmp_path / "log10.onnx"))
+    found = {n.name: verdict("scales_no_cpu_output_for_reshape", n, graph, ["Log"]) for n in graph.nodes
+             if n.name.startswith("scale")}
+    assert found == {"scale0": (False, "Mul scales Log 'log0' by a constant for a reshape, with it on the CPU"),
+                     "scale1": (True, "not a lone scaling of a CPU op's output")}
+    assert verdict("scales_no_cpu_output_for_reshape", graph.nodes[2], graph, ["Sqrt"])[0]
+
+
 def test_every_constraint_has_a_test_and_a_rule() -> None:
     """Each constraint has a ``test_<name>`` here or in a ``test_constraints_<topic>.py`` beside this file."""
     import importlib

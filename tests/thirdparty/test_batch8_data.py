@@ -17,9 +17,12 @@ LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_mo
 
 
 def test_batch8_is_registered_held_out_on_every_target() -> None:
+    """Held out everywhere, but the personalized DNSMOS on the Rockchip SoCs: its first run's one miss (the Div of
+    its log10) was then used to fix their profiles."""
     for model in BATCH8_MODELS:
         assert BY_NAME[model.name] is model and LISTED[model.name]["role"] == "held_out"
-        assert len(LISTED[model.name]["targets"]) == 5 and "tuned_on" not in LISTED[model.name]
+        tuned = ["rk3588", "rk3576"] if model.name == "pdnsmos_p835" else []
+        assert len(LISTED[model.name]["targets"]) == 5 and LISTED[model.name].get("tuned_on", []) == tuned
 
 
 @pytest.mark.parametrize("name", ["oww_weather", "pdnsmos_p835"])

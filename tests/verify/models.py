@@ -664,3 +664,33 @@ def hard_swish_1d_onnx(path: Path, branches: list[tuple[int, str]]) -> Path:
     graph = helper.make_graph(nodes, "hard_swish_1d", inputs, outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def log10_scalings_onnx(path: Path, frames: int = 900, bins: int = 161) -> Path:
+    """DNSMOS's log10 of a [1, frames, bins] spectrogram (its size by default: on smaller ones rknn-toolkit2 also
+    keeps the ExpandDims and Transpose after the scaling on the CPU), twice, each from an input of its own: Relu
+    -> Log -> Mul by 1 / ln 10 -> ExpandDims (Unsqueeze of axis 3) -> Transpose to [1, 1, frames, bins] -> Conv
+    (the scaling only reshapes read), and Relu -> Log -> Div by ln 10 -> Relu -> the same (a Relu reads it)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(np.array(np.log(10), np.float32), "ln10"),
+             numpy_helper.from_array(np.array(1 / np.log(10), np.float32), "inv_ln10"),
+             numpy_helper.from_array(np.array([3], np.int64), "axis")]
+    nodes, outputs = [], []
+    for i, (op, scale, relu) in enumerate([("Mul", "inv_ln10", False), ("Div", "ln10", True)]):
+        inits.append(numpy_helper.from_array(rng.normal(0, .1, (8, 1, 3, 3)).astype(np.float32), f"w{i}"))
+        nodes += [helper.make_node("Relu", [f"x{i}"], [f"r{i}"], name=f"relu{i}"),
+                  helper.make_node("Log", [f"r{i}"], [f"l{i}"], name=f"log{i}"),
+                  helper.make_node(op, [f"l{i}", scale], [f"s{i}"], name=f"scale{i}")]
+        if relu:
+            nodes.append(helper.make_node("Relu", [f"s{i}"], [f"q{i}"], name=f"after{i}"))
+        nodes += [helper.make_node("Unsqueeze", [f"q{i}" if relu else f"s{i}", "axis"], [f"u{i}"], name=f"expand{i}"),
+                  helper.make_node("Transpose", [f"u{i}"], [f"t{i}"], name=f"transpose{i}", perm=[0, 3, 1, 2]),
+                  helper.make_node("Conv", [f"t{i}", f"w{i}"], [f"y{i}"], name=f"conv{i}", pads=[1, 1, 1, 1])]
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [1, 8, frames, bins]))
+    spectrograms = [helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [1, frames, bins]) for i in range(2)]
+    graph = helper.make_graph(nodes, "log10", spectrograms, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

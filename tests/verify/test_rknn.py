@@ -29,6 +29,7 @@ from tests.verify.models import (
     gru_states_only_onnx,
     hard_swish_1d_onnx,
     labelled_head_onnx,
+    log10_scalings_onnx,
     max_min_expand_onnx,
     plane_reshapes_onnx,
     runtime_if_onnx,
@@ -355,6 +356,16 @@ def test_a_cast_to_or_from_int32_runs_on_the_cpu(rknn_installed: Rknn, tmp_path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "int32.onnx")
     assert agreement_with_vendor(tmp_path / "int32.onnx", target, tmp_path / "w")[0] == {"Cast": 2}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_a_log10_scaling_read_only_by_reshapes_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path,
+                                                               target: str) -> None:
+    """DNSMOS's log10 (held-out batch 8's personalized DNSMOS, first run; batch 5's DNSMOS before it): the Mul or
+    Div by a constant after a Log runs on the CPU with the Log when only reshapes read it, on the NPU when a Relu
+    reads it."""
+    model = log10_scalings_onnx(tmp_path / "log10.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"Log": 2, "Mul": 1}
 
 
 #: PP-OCRv6 tiny's 1-D HardSwish (held-out batch 7's first run: its Unsqueeze ran on RK3588's CPU) and its forms.

@@ -595,6 +595,22 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
 
 
 @constraint
+def scales_no_cpu_output_for_reshape(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """A Mul or Div by one constant value that reads an output of {param} (ops the NPU does not run) and that only
+    reshapes read runs on the CPU with the op before it: rknn-toolkit2 2.5.0 keeps DNSMOS's log10 there (a Log, a
+    Div by ln 10, an ExpandDims; probed on both SoCs with Div and Mul after a Log or a lone Sqrt, read by an
+    Unsqueeze, a Reshape or an Unsqueeze and Transpose); it runs the scaling on the NPU when another op reads it
+    (a Relu)."""
+    writer = _writer(node, graph, 0)
+    scale = node.inputs[1] if len(node.inputs) == 2 else None
+    readers = _readers_through_no_ops(node, graph)
+    if writer is None or writer.op not in ops or scale is None or not scale.constant or scale.elements != 1 \
+            or not readers or not all(r.op in _RESHAPES for r in readers):
+        return True, "not a lone scaling of a CPU op's output"
+    return False, f"{node.op} scales {writer.op} '{writer.name}' by a constant for a reshape, with it on the CPU"
+
+
+@constraint
 def keeps_every_element(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """The op selects every element of its data input with constant indices, in a new shape: the compiler turns it
     into a reshape (rknn-toolkit2's remove_invalid_gathernd); any other selection runs on the CPU."""
