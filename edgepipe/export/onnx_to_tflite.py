@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,13 +52,20 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _calibration_args(calibration: Dataset, input_names: list[str], scratch: Path) -> list[str]:
+def onnx2tf_name(name: str, integer: bool) -> str:
+    """The name onnx2tf gives an input before it looks up ``-kat`` and ``-cind`` by it: ':' becomes '__', and a
+    leading '/' becomes 'wa/' when it writes an integer TFLite."""
+    sanitized = name.replace(":", "__")
+    return re.sub("^/", "wa/", sanitized) if integer else sanitized
+
+
+def _calibration_args(calibration: Dataset, input_names: list[str], scratch: Path, integer: bool) -> list[str]:
     """``-cind NAME FILE.npy MEAN STD`` per input: one sample-major array per model input, used as is."""
     args: list[str] = []
     for index, (name, array) in enumerate(zip(input_names, calibration.inputs)):
         path = scratch / f"onnx2tf_calib_{index}.npy"
         np.save(path, np.asarray(array))
-        args += ["-cind", name, str(path), "0.0", "1.0"]
+        args += ["-cind", onnx2tf_name(name, integer), str(path), "0.0", "1.0"]
     return args
 
 
@@ -69,11 +77,20 @@ def _last_error(output: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
+def kept_input_names(input_names: list[str]) -> list[str]:
+    """Each input name as given and as onnx2tf renames it (:func:`onnx2tf_name`), so an input PyTorch named
+    'onnx::Flatten_0' keeps its shape (openWakeWord's classifiers: else [1, 16, 96] became [1, 96, 16] and the
+    TFLite was refused)."""
+    variants = (v for name in input_names for v in (name, onnx2tf_name(name, False), onnx2tf_name(name, True)))
+    return list(dict.fromkeys(variants))
+
+
 def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
             integer: bool) -> list[str]:
     """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet."""
     return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
-            "-kat", *input_names, "-eru", "-n", *(["-oiqt"] if integer else []), *calibration_args]
+            "-kat", *kept_input_names(input_names), "-eru", "-n", *(["-oiqt"] if integer else []),
+            *calibration_args]
 
 
 def _sidecar(float_path: Path) -> Path:
@@ -104,7 +121,8 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
-    args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch), integer)
+    args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
+                   integer)
     log.info("running onnx2tf on %s", onnx_path.name)
     RUNS.append(onnx_path)
     try:

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.thirdparty]
 BY_NAME = {model.name: model for model in batch5.BATCH5_MODELS}
 MAKERS = {"g2p_id_encoder": batch5._g2p_encoder, "g2p_id_decoder": batch5._g2p_decoder,  # noqa: SLF001
           "g2p_id_bert": batch5._g2p_bert, "plcmos_v2": batch5._plcmos,  # noqa: SLF001
-          "dnsmos_p835": batch5._dnsmos, "beatnet": batch5._beatnet}  # noqa: SLF001
+          "dnsmos_p835": batch5.dnsmos_windows, "beatnet": batch5._beatnet}  # noqa: SLF001
 
 
 def test_encoder_one_hot_is_the_packages_encoding() -> None:
