@@ -17,6 +17,7 @@ from edgepipe.support.docs import render_all
 from edgepipe.support.render import render_support_markdown, render_table
 from edgepipe.targets import load_profile
 from edgepipe.targets.profile import OpTable
+from tests.verify.models import cast_of_input_onnx
 from tests.verify.sequence_models import peephole_lstm_onnx
 
 
@@ -44,31 +45,18 @@ def test_a_blocker_naming_an_unknown_constraint_is_a_profile_error() -> None:
         OpTable(compile_blockers={"LSTM": {"no_such_rule": True}})
 
 
-def _cast_of_input(path: Path, dtype: int) -> Path:
-    """A model whose input of ``dtype`` a Cast makes float, then a Relu (MarbleNet reads its int16 audio so)."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    nodes = [helper.make_node("Cast", ["x"], ["f"], name="cast", to=TensorProto.FLOAT),
-             helper.make_node("Relu", ["f"], ["y"], name="relu")]
-    graph = helper.make_graph(nodes, "cast", [helper.make_tensor_value_info("x", dtype, [1, 16, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return path
-
-
 def test_a_blocker_of_every_op_applies_to_any_node(tmp_path: Path) -> None:
     """``"*"`` in compile_blockers: the Rockchip profiles refuse int16, uint16 and uint8 model inputs whatever
     reads them; int8 and float16 inputs, and other targets, are not blocked."""
     from onnx import TensorProto
 
-    blocked = read_graph(_cast_of_input(tmp_path / "i16.onnx", TensorProto.INT16))
+    blocked = read_graph(cast_of_input_onnx(tmp_path / "i16.onnx", TensorProto.INT16))
     (blocker,) = check_graph(blocked, load_profile("rk3576")).compile_blockers
     assert (blocker.node, blocker.constraint, blocker.detail) == (
         "cast", "graph_input_dtypes_not_in", "Cast reads graph input 'x' of type int16")
     assert check_graph(blocked, load_profile("mobile-npu")).compile_blockers == []
     for dtype in (TensorProto.INT8, TensorProto.FLOAT16):
-        fine = read_graph(_cast_of_input(tmp_path / f"{dtype}.onnx", dtype))
+        fine = read_graph(cast_of_input_onnx(tmp_path / f"{dtype}.onnx", dtype))
         assert check_graph(fine, load_profile("rk3588")).compile_blockers == []
     docs = "\n".join(render_all([load_profile("rk3588")]).values())
     assert "- any op: The op reads no graph input of type int16, uint16, uint8" in docs

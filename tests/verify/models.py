@@ -694,3 +694,16 @@ def log10_scalings_onnx(path: Path, frames: int = 900, bins: int = 161) -> Path:
     graph = helper.make_graph(nodes, "log10", spectrograms, outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def cast_of_input_onnx(path: Path, dtype: int) -> Path:
+    """A model whose input of ``dtype`` a Cast makes float, then a Relu (MarbleNet reads its int16 audio so)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Cast", ["x"], ["f"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Relu", ["f"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "cast", [helper.make_tensor_value_info("x", dtype, [1, 16, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

@@ -22,6 +22,7 @@ from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
     batch5_rules_onnx,
+    cast_of_input_onnx,
     channel_pads_onnx,
     conv_net_onnx,
     focus_onnx,
@@ -330,15 +331,13 @@ def test_a_model_input_the_toolkit_refuses_is_a_predicted_compile_failure(rknn_i
                                                                           target: str, dtype: str, raised: str) -> None:
     """MarbleNet's int16 audio input (a tuning model whose Rockchip rows were unpredicted compile failures); a
     uint8 image input, cast to float at once, aborts the compiler. An int8 input builds and agrees."""
-    from tests.support.test_compile_blockers import _cast_of_input
-
-    model = _cast_of_input(tmp_path / "m.onnx", getattr(TensorProto, dtype.upper()))
+    model = cast_of_input_onnx(tmp_path / "m.onnx", getattr(TensorProto, dtype.upper()))
     graph = read_graph(model)
     blockers = check_graph(graph, load_profile(target)).compile_blockers
     assert [(b.node, b.constraint) for b in blockers] == [("cast", "graph_input_dtypes_not_in")]
     result = rknn_installed.compile(model, graph, {"target-platform": target}, tmp_path / "work")
     assert result.status == "compile_failed" and raised in result.detail, result
-    assert agreement_with_vendor(_cast_of_input(tmp_path / "i8.onnx", TensorProto.INT8), target,
+    assert agreement_with_vendor(cast_of_input_onnx(tmp_path / "i8.onnx", TensorProto.INT8), target,
                                  tmp_path / "w")[0] == {}
 
 
