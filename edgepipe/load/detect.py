@@ -9,8 +9,10 @@ from edgepipe.errors import ModelLoadError
 
 ModelFormat = Literal["keras", "savedmodel", "onnx", "tflite", "pytorch"]
 
-_SUFFIXES: dict[str, ModelFormat] = {".keras": "keras", ".onnx": "onnx", ".tflite": "tflite", ".pt2": "pytorch"}
-_FIX = "Give a .keras file, a SavedModel folder, an .onnx, a .tflite or a torch.export .pt2 file"
+#: Keras 2 saved whole models as HDF5 (``.h5``/``.hdf5``); Keras 3 still loads them, so they are Keras models here.
+_SUFFIXES: dict[str, ModelFormat] = {".keras": "keras", ".h5": "keras", ".hdf5": "keras", ".onnx": "onnx",
+                                     ".tflite": "tflite", ".pt2": "pytorch"}
+_FIX = "Give a .keras or Keras .h5 file, a SavedModel folder, an .onnx, a .tflite or a torch.export .pt2 file"
 
 
 def detect_format(path: Path) -> ModelFormat:

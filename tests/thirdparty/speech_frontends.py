@@ -133,3 +133,55 @@ def int16_windows(samples: int, count: int, seed: int = 0) -> np.ndarray:
     windows = np.stack([wave[i * samples:(i + 1) * samples] for i in range(count)])
     peak = np.maximum(np.abs(windows).max(axis=1, keepdims=True), 1e-6)
     return np.round(windows / peak * 32767).astype(np.int16)[:, None, None, :]
+
+
+def _htk10_mel(f: np.ndarray) -> np.ndarray:
+    return 2595.0 * np.log10(1 + f / 700.0)
+
+
+def _htk10_hz(m: np.ndarray) -> np.ndarray:
+    return 700.0 * (10 ** (m / 2595.0) - 1)
+
+
+def logfbank(wave: np.ndarray, bands: int = 64, n_fft: int = 512, length: int = 400, hop: int = 160) -> np.ndarray:
+    """(frames, bands) log mel filterbank energies as python_speech_features' ``logfbank`` computes them (and
+    EfficientWord-Net's copy of it): rectangular 25 ms frames every 10 ms, the last one zero-padded, power spectrum
+    |FFT|^2 / n_fft, triangles on FFT bins ``floor((n_fft + 1) * hz / rate)``, zeros floored at float eps."""
+    count = 1 + int(np.ceil((len(wave) - length) / hop))
+    padded = np.concatenate([wave.astype(np.float64), np.zeros((count - 1) * hop + length - len(wave))])
+    power = np.abs(np.fft.rfft(_frames(padded, length, hop), n_fft)) ** 2 / n_fft
+    bins = np.floor((n_fft + 1) * _htk10_hz(np.linspace(0.0, _htk10_mel(RATE / 2), bands + 2)) / RATE).astype(int)
+    bank = np.zeros((bands, n_fft // 2 + 1))
+    for j in range(bands):
+        lo, mid, hi = bins[j], bins[j + 1], bins[j + 2]
+        bank[j, lo:mid] = (np.arange(lo, mid) - lo) / (mid - lo) if mid > lo else 0.0
+        bank[j, mid:hi] = (hi - np.arange(mid, hi)) / (hi - mid) if hi > mid else 0.0
+    energies = power @ bank.T
+    return np.log(np.where(energies == 0, np.finfo(float).eps, energies)).astype(np.float32)
+
+
+def _slaney_mel(f: np.ndarray) -> np.ndarray:
+    return np.where(f >= 1000, 15 + np.log(np.maximum(f, 1e-9) / 1000) * 27 / np.log(6.4), 3 * f / 200)
+
+
+def _slaney_hz(m: np.ndarray) -> np.ndarray:
+    return np.where(m >= 15, 1000 * np.exp(np.log(6.4) / 27 * (m - 15)), 200 * m / 3)
+
+
+def whisper_log_mel(wave: np.ndarray, seconds: int = 8) -> np.ndarray:
+    """(80, 100 * seconds) Whisper log-mel features as ``WhisperFeatureExtractor(chunk_length=seconds)`` makes them
+    with ``do_normalize=True`` (pipecat's Smart Turn v3 vendors the same steps): the waveform zero-padded at the end
+    to ``seconds``, normalised to zero mean and unit variance, centred 25 ms periodic-Hann frames every 10 ms
+    (reflect-padded), Slaney-normalised 80-band Slaney mel bank, log10 floored at 1e-10, the last frame dropped,
+    clamped to 8 below the maximum, then (x + 4) / 4."""
+    x = np.zeros(RATE * seconds, np.float32)
+    x[:min(len(wave), len(x))] = wave[:len(x)]
+    x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+    padded = np.pad(x.astype(np.float64), 200, mode="reflect")
+    power = np.abs(np.fft.rfft(_frames(padded, 400, 160) * np.hanning(401)[:-1], axis=-1)) ** 2
+    edges = _slaney_hz(np.linspace(_slaney_mel(np.float64(0)), _slaney_mel(np.float64(RATE / 2)), 82))
+    freqs = np.linspace(0, RATE // 2, 201)
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    bank = np.maximum(0, np.minimum((freqs - lo) / (mid - lo), (hi - freqs) / (hi - mid))) * (2 / (hi - lo))
+    log_spec = np.log10(np.maximum(1e-10, bank @ power.T))[:, :-1]
+    return ((np.maximum(log_spec, log_spec.max() - 8.0) + 4.0) / 4.0).astype(np.float32)
