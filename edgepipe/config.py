@@ -153,8 +153,9 @@ class QuantizationConfig(_Strict):
 class BuildConfig(_Strict):
     """Everything one ``edgepipe build`` needs, after the config file and CLI flags are merged."""
 
-    model: Path = Field(DEFAULT_MODEL, description="Model to build: .keras, SavedModel folder, .onnx, .tflite, "
-                                                   "torch.export .pt2, or python:pkg.module:factory (runs that code).")
+    model: Path = Field(DEFAULT_MODEL, description="Model to build: .keras or Keras .h5, SavedModel folder, .onnx, "
+                                                   ".tflite, torch.export .pt2, or python:pkg.module:factory (runs "
+                                                   "that code).")
     targets: list[str] = Field(["host-cpu"], min_length=1, description="Target profiles from targets/.")
     targets_dir: Path | None = Field(None, description="Folder of your own profiles (<name>.toml), searched "
                                      "before the built-in ones; relative to this file.")

@@ -9,7 +9,7 @@ import typer
 
 ConfigOpt = typer.Option(None, "--config", "-c",
                          help="Build spec (edgepipe.toml); default: ./edgepipe.toml if present.")
-ModelOpt = typer.Option(None, "--model", "-m", help="Model: .keras, SavedModel folder, .onnx or .tflite.")
+ModelOpt = typer.Option(None, "--model", "-m", help="Model: .keras or Keras .h5, SavedModel folder, .onnx or .tflite.")
 CalibOpt = typer.Option(None, "--calib", help="Calibration inputs (.npz).")
 EvalOpt = typer.Option(None, "--eval", help="Evaluation inputs with integer `labels` (.npz).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress display.")

@@ -134,7 +134,7 @@ def grey_faces(ctx: zoo.Context, count: int, seed: int) -> dict[str, np.ndarray]
     rng = np.random.default_rng(seed)
     photos = list(sample_images().values())
     crops = []
-    for k in range(count):
+    for _ in range(count):
         grey = Image.fromarray(photos[int(rng.integers(len(photos)))]).convert("L")
         side = int(rng.integers(min(grey.size) // 3, min(grey.size) + 1))
         left, top = (int(rng.integers(0, edge - side + 1)) for edge in grey.size)
