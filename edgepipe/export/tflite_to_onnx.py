@@ -80,6 +80,23 @@ def _check_same_function(onnx_path: Path, tflite_path: Path, samples: list[list[
                               f"(tolerance {TOLERANCE:g})")
 
 
+def _fix_stored_shapes(model: object, tflite_path: Path, onnx_path: Path) -> None:
+    """Give the ONNX inputs the shapes the TFLite stores (what LiteRT allocates, batch 1) where tf2onnx kept the
+    shape signature's -1 as a dynamic dimension: a converted Keras model's batch is ``None``, and NPU compilers
+    (rknn-toolkit2) refuse dynamic inputs."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from edgepipe.load.onnx_shapes import dynamic_inputs, fix_input_shapes
+
+    dynamic = dynamic_inputs(model)
+    if not dynamic:
+        return
+    stored = {d["name"]: [int(s) for s in d["shape"]] for d in Interpreter(model_path=str(tflite_path))
+              .get_input_details()}
+    shapes = {name: stored[name] for name in dynamic if name in stored and all(s > 0 for s in stored[name])}
+    fix_input_shapes(model, shapes, onnx_path)
+
+
 def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[list[np.ndarray]]) -> Path:
     """Write the float ONNX of the float TFLite ``tflite_path`` to ``onnx_path``, checked on ``samples``.
 
@@ -96,6 +113,7 @@ def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[lis
         if unsupported:
             raise _failed(f"no ONNX translation for the TFLite op(s) {', '.join(unsupported)}")
         model.producer_name = "edgepipe (tf2onnx from TFLite)"
+        _fix_stored_shapes(model, tflite_path, onnx_path)
         onnx.save(model, str(onnx_path))
         _check_same_function(onnx_path, tflite_path, samples)
         checked = True

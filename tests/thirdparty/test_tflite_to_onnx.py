@@ -63,3 +63,27 @@ def test_conversion_leaves_nothing_when_the_check_fails(tmp_path: Path) -> None:
     with pytest.raises(ToolFailed, match="no ONNX translation"):
         convert_tflite_to_onnx(source, out, [[np.zeros((1, 256, 256, 3), np.float32)]])
     assert not out.exists()
+
+
+def test_a_dynamic_batch_becomes_the_stored_batch(tmp_path: Path) -> None:
+    """A converted Keras model's TFLite keeps batch -1 in its shape signature; tf2onnx made that a dynamic ONNX
+    input, which rknn-toolkit2 refuses (batch 9's EfficientWord-Net and BirdNET TFLites). The ONNX takes the shape
+    the TFLite stores, and computes what LiteRT computes."""
+    import onnx
+    import onnxruntime as ort
+    from ai_edge_litert.interpreter import Interpreter
+
+    from tests.verify.models import dynamic_batch_tflite
+
+    source = dynamic_batch_tflite(tmp_path / "dynamic.tflite", int8=False)
+    x = np.random.default_rng(0).random((1, 8, 8, 4), dtype=np.float32)
+    out = convert_tflite_to_onnx(source, tmp_path / "model.onnx", [[x]])
+    (graph_input,) = onnx.load(str(out)).graph.input
+    assert [d.dim_value for d in graph_input.type.tensor_type.shape.dim] == [1, 8, 8, 4]
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    interpreter = Interpreter(model_path=str(source))
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    interpreter.invoke()
+    expected = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+    np.testing.assert_allclose(session.run(None, {graph_input.name: x})[0], expected, atol=1e-5)

@@ -137,8 +137,9 @@ def stft_gru_onnx(path: Path) -> Path:
     return path
 
 
-def dynamic_batch_tflite(path: Path) -> Path:
-    """An int8 TFLite converted from a function whose batch is ``None``: Conv2D(4->8) -> ReLU -> Add -> Mean.
+def dynamic_batch_tflite(path: Path, int8: bool = True) -> Path:
+    """An int8 (or float) TFLite converted from a function whose batch is ``None``: Conv2D(4->8) -> ReLU -> Add ->
+    Mean.
 
     Every tensor's stored ``shape`` is static (batch 1, what the interpreter allocates and Vela compiles) while
     its ``shape_signature`` keeps -1 for the batch, as in any converted Keras model (basic_pitch).
@@ -155,10 +156,11 @@ def dynamic_batch_tflite(path: Path) -> Path:
         return tf.reduce_mean(y + 1.0, axis=[1, 2], keepdims=True)
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    converter.inference_input_type = converter.inference_output_type = tf.int8
+    if int8:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.representative_dataset = lambda: ([rng.random((1, 8, 8, 4), dtype=np.float32)] for _ in range(8))
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        converter.inference_input_type = converter.inference_output_type = tf.int8
     path.write_bytes(converter.convert())
     return path
 
@@ -706,4 +708,103 @@ def cast_of_input_onnx(path: Path, dtype: int) -> Path:
     graph = helper.make_graph(nodes, "cast", [helper.make_tensor_value_info("x", dtype, [1, 16, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def min_max_front_onnx(path: Path) -> Path:
+    """EfficientWord-Net's (and basic_pitch's) min-max normalization of a whole [1, 1, 149, 64] input: ReduceMin and
+    ReduceMax without keepdims, each [1] reshaped to [1, 1], (x - min) / (max - min) * 2 - 1, back to 4-D, a Conv."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for v, n in
+             (([1, -1], "flat"), ([1, 1], "one_one"), ([1, 1, 149, 64], "image"))]
+    inits += [numpy_helper.from_array(np.float32(v), n) for v, n in ((2, "two"), (1, "one"))]
+    inits.append(numpy_helper.from_array(rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32), "w"))
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"], name="flat"),
+             helper.make_node("ReduceMin", ["f"], ["mn"], axes=[1], keepdims=0, name="rmin"),
+             helper.make_node("ReduceMax", ["f"], ["mx"], axes=[1], keepdims=0, name="rmax"),
+             helper.make_node("Reshape", ["mn", "one_one"], ["mn2"], name="rs_min"),
+             helper.make_node("Reshape", ["mx", "one_one"], ["mx2"], name="rs_max"),
+             helper.make_node("Sub", ["f", "mn2"], ["d"], name="sub"),
+             helper.make_node("Sub", ["mx2", "mn2"], ["r"], name="range"),
+             helper.make_node("Div", ["d", "r"], ["q"], name="div"),
+             helper.make_node("Mul", ["q", "two"], ["q2"], name="mul"),
+             helper.make_node("Sub", ["q2", "one"], ["q3"], name="sub1"),
+             helper.make_node("Reshape", ["q3", "image"], ["img"], name="back"),
+             helper.make_node("Conv", ["img", "w"], ["y"], pads=[1, 1, 1, 1], name="conv")]
+    graph = helper.make_graph(nodes, "min_max", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                             [1, 1, 149, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 149, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def run_time_divisions_onnx(path: Path) -> Path:
+    """Three divisions of a Conv's [1, 8, 16, 16] output by tensors computed at run time: by its sum over H x W
+    ([1, 8, 1, 1]); a softmax over channels written out (Exp / ReduceSum of it); and, flattened and through an Abs,
+    an L2 normalization written as EfficientWord-Net's ResNet writes it (Pow 2, ReduceSum, Pow 0.5, Clip, Expand)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.array([2, 3], np.int64), "hw"),
+             numpy_helper.from_array(np.array([1], np.int64), "c"),
+             numpy_helper.from_array(np.array([1, -1], np.int64), "flat"),
+             numpy_helper.from_array(np.array([1, 2048], np.int64), "wide")]
+    inits += [numpy_helper.from_array(np.float32(v), n) for v, n in ((2, "two"), (0.5, "half"), (1e-12, "eps"))]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("ReduceSum", ["a", "hw"], ["plane"], keepdims=1, name="plane_sum"),
+             helper.make_node("Div", ["a", "plane"], ["y0"], name="div_plane"),
+             helper.make_node("Exp", ["a"], ["e"], name="exp"),
+             helper.make_node("ReduceSum", ["e", "c"], ["es"], keepdims=1, name="channel_sum"),
+             helper.make_node("Div", ["e", "es"], ["y1"], name="div_softmax"),
+             helper.make_node("Reshape", ["a", "flat"], ["f"], name="flatten"),
+             helper.make_node("Abs", ["f"], ["fa"], name="abs"),
+             helper.make_node("Pow", ["fa", "two"], ["sq"], name="square"),
+             helper.make_node("ReduceSum", ["sq", "c"], ["ss"], keepdims=1, name="square_sum"),
+             helper.make_node("Pow", ["ss", "half"], ["norm"], name="root"),
+             helper.make_node("Clip", ["norm", "eps"], ["nc"], name="clip"),
+             helper.make_node("Expand", ["nc", "wide"], ["ne"], name="expand"),
+             helper.make_node("Div", ["f", "ne"], ["y2"], name="div_l2")]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
+               (("y0", [1, 8, 16, 16]), ("y1", [1, 8, 16, 16]), ("y2", [1, 2048]))]
+    graph = helper.make_graph(nodes, "divisions",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 16, 16])], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def norm_after_onnx(path: Path, before: str) -> Path:
+    """x [1, 3, 1, 16] -> Conv (4 channels) -> ``before`` (Flatten to [1, 64], or Squeeze of axis 2 to [1, 4, 16])
+    -> BatchNormalization -> Relu. Its QDQ int8 has int32 BatchNormalization parameters: the norm runs on the CPU
+    of the QNN HTP (EfficientWord-Net's ResNet norms its input after a Reshape and its embedding after a Flatten)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, .3, (4, 3, 1, 3)).astype(np.float32), "w")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[0, 1, 0, 1], name="conv")]
+    if before == "Flatten":
+        nodes.append(helper.make_node("Flatten", ["c"], ["u"], name="before"))
+        channels = 64
+    else:
+        inits.append(numpy_helper.from_array(np.array([2], np.int64), "axis"))
+        nodes.append(helper.make_node("Squeeze", ["c", "axis"], ["u"], name="before"))
+        channels = 4
+    inits += [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+        (rng.uniform(0.5, 1.5, channels), "g"), (rng.normal(0, .1, channels), "b"), (rng.normal(0, .1, channels), "m"),
+        (rng.uniform(0.5, 2, channels), "v"))]
+    nodes += [helper.make_node("BatchNormalization", ["u", "g", "b", "m", "v"], ["n"], name="norm"),
+              helper.make_node("Relu", ["n"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "norm_after",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
