@@ -43,16 +43,30 @@ def evaluate_node(node: OpNode, graph: OpGraph, table: OpTable) -> list[FailedCo
     return failed
 
 
-def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
+def _quantized_writer(graph: OpGraph, dequantize: OpNode, producers: dict[str, int]) -> str | None:
+    """The op type that wrote the float tensor ``dequantize`` reads back through its QuantizeLinear, if any."""
+    quantize = producers.get(dequantize.inputs[0].name)
+    if quantize is None or graph.nodes[quantize].op != "QuantizeLinear" or not graph.nodes[quantize].inputs:
+        return None
+    writer = producers.get(graph.nodes[quantize].inputs[0].name)
+    return None if writer is None else graph.nodes[writer].op
+
+
+def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstraint]]) -> None:
     """Weight dequantization runs where the ops reading the weights run (ONNX Runtime's QDQ node units).
 
     A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
     that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
-    observed on the QNN HTP emulator for a BatchNormalization with int32 parameters); an op the accelerator
-    does not list at all (Erf) forms no node unit, and the Q after it runs standalone. Other Q/DQ of feature
-    maps are ops of their own (the QNN HTP runs them standalone) and keep their own verdict.
+    observed on the QNN HTP emulator for a BatchNormalization with int32 parameters). The DequantizeLinear
+    of a feature map such an op reads joins it on the CPU when the quantized tensor was written by one of
+    ``table.qdq_unit_inputs_after`` (the HTP emulator: after a Reshape, Flatten, Transpose or Unsqueeze, not
+    after a Squeeze, Add, Mul, MaxPool, Relu, Sigmoid, Slice, Concat or Resize), also when other nodes read
+    it (ONNX Runtime gives the unit its own copy). An op the accelerator does not list at all (Erf) forms no
+    node unit, and the Q after it runs standalone. Other Q/DQ of feature maps are ops of their own (the QNN
+    HTP runs them standalone) and keep their own verdict.
     """
     consumers, producers = graph.consumers(), graph.producers()
+    closed: dict[int, OpNode] = {}  # ops whose node unit runs on the CPU, by index
     for node in graph.nodes:
         writer = graph.nodes[producers[node.inputs[0].name]] if (
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
@@ -61,6 +75,17 @@ def _qdq_units(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
                 detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
+            closed[writer.index] = writer
+    for node in graph.nodes:
+        if failed[node.index] or node.op != "DequantizeLinear" or not node.inputs or node.inputs[0].constant:
+            continue
+        if _quantized_writer(graph, node, producers) not in table.qdq_unit_inputs_after:
+            continue
+        unit = next((closed[i] for t in node.outputs for i in consumers.get(t.name, []) if i in closed), None)
+        if unit is not None:
+            failed[node.index] = [FailedConstraint(
+                constraint="qdq_node_unit", rule="Input dequantization runs where the op it opens runs.",
+                detail=f"{node.op} opens the node unit of {unit.op} '{unit.name}', which runs on the CPU")]
     for node in graph.nodes:
         if failed[node.index] or node.op != "DequantizeLinear" or not (node.inputs and node.inputs[0].constant):
             continue
@@ -76,7 +101,7 @@ def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     failed = [[] if node.op in table.ignore or (table.fold_constants and node.attrs.get("folded"))
               else evaluate_node(node, graph, table) for node in graph.nodes]
     if table.qdq_node_units:
-        _qdq_units(graph, failed)
+        _qdq_units(graph, table, failed)
     verdicts: list[NodeVerdict] = []
     cut: str | None = None
     for node in graph.nodes:

@@ -55,6 +55,10 @@ class OpTable(_Strict):
                               description="Ops that vanish in the vendor compiler (folded, fused); not counted.")
     qdq_node_units: bool = Field(False, description="Weight DequantizeLinear nodes follow the ops reading them "
                                                     "(ONNX Runtime EPs place QDQ node units together).")
+    qdq_unit_inputs_after: list[str] = Field(
+        default_factory=list, description="Ops whose quantized output, dequantized for an op running on the CPU, "
+                                          "is dequantized on the CPU too (the DequantizeLinear joins that op's "
+                                          "node unit); after other ops it runs standalone.")
     fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")

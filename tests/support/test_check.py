@@ -128,3 +128,25 @@ def test_weight_dequantize_follows_its_reader_in_qdq_node_units(tmp_path: Path) 
     assert dq.failed[0].detail == "DequantizeLinear follows Conv 'conv' onto the CPU"
     table["ops"]["Conv"] = {}
     assert check_graph(graph, _profile("any", table)).node_verdicts[0].placement == "accelerator"
+
+
+def test_the_dequantize_into_a_cpu_node_unit_follows_it_after_the_listed_ops(tmp_path: Path) -> None:
+    """mobile-npu: a BatchNormalization with int32 parameters runs on the CPU with its output Q; the DQ before it
+    joins it after a Flatten (in qdq_unit_inputs_after), not after a Squeeze; without the list it never does."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import norm_after_onnx, qdq_onnx
+
+    profile = load_profile("mobile-npu")
+    for before, expected in (("Flatten", "cpu"), ("Squeeze", "accelerator")):
+        model = qdq_onnx(norm_after_onnx(tmp_path / f"{before}.onnx", before), tmp_path / f"{before}_q.onnx",
+                         (1, 3, 1, 16))
+        graph = read_graph(model)
+        verdicts = {v.name: v for v in check_graph(graph, profile).node_verdicts}
+        assert verdicts["norm"].placement == "cpu" and verdicts["u_DequantizeLinear"].placement == expected
+        if expected == "cpu":
+            assert verdicts["u_DequantizeLinear"].failed[0].detail == (
+                "DequantizeLinear opens the node unit of BatchNormalization 'norm', which runs on the CPU")
+            table = profile.onnx.model_copy(update={"qdq_unit_inputs_after": []})
+            unlisted = profile.model_copy(update={"onnx": table})
+            assert {v.name: v.placement for v in check_graph(graph, unlisted).node_verdicts}[
+                "u_DequantizeLinear"] == "accelerator"

@@ -22,10 +22,12 @@ LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_mo
 
 def test_batch9_is_registered_held_out() -> None:
     """Held out on every target whose artifact the build makes: no TFLite from an int8 QDQ input (Smart Turn), no
-    QDQ ONNX from a TFLite input (BirdNET, the siamese pair)."""
+    QDQ ONNX from a TFLite input (BirdNET, the siamese pair); the ResNet's first-run misses fixed the mobile-npu and
+    Rockchip profiles, so it is tuning there."""
     for model in BATCH9_MODELS:
         assert BY_NAME[model.name] is model and LISTED[model.name]["role"] == "held_out"
-        assert "tuned_on" not in LISTED[model.name]
+        tuned = ["mobile-npu", "rk3588", "rk3576"] if model.name == "ewn_resnet50_arc" else []
+        assert LISTED[model.name].get("tuned_on", []) == tuned
         expected = {".onnx": 5, ".hdf5": 5, ".tflite": 4}[model.suffix] - (model.name == "smart_turn_v3") * 2
         assert len(LISTED[model.name]["targets"]) == expected
 

@@ -12,7 +12,7 @@ from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains.qnn import QnnHtp
 from edgepipe.verify import vendor_verification
-from tests.verify.models import conv_net_onnx, qdq_onnx, recurrent_onnx
+from tests.verify.models import conv_net_onnx, norm_after_onnx, qdq_onnx, recurrent_onnx
 
 SHAPE = (1, 3, 16, 16)
 
@@ -58,6 +58,21 @@ def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_p
     assert result is not None and result.status == "ran", result
     assert report.cpu_ops[op] == report.cpu_ops["QuantizeLinear"] - 1 == 1  # and the graph-input Quantize
     assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize(("before", "dequantize"), [("Flatten", "cpu"), ("Squeeze", "accelerator")])
+def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it(tmp_path: Path, before: str,
+                                                                      dequantize: str) -> None:
+    """A BatchNormalization with int32 parameters runs on the CPU with the Q after it; the DequantizeLinear before
+    it joins it there after a Flatten (EfficientWord-Net's ResNet, held-out batch 9's first run), not after a
+    Squeeze (PP-OCRv6's 1-D norms)."""
+    model = qdq_onnx(norm_after_onnx(tmp_path / "f.onnx", before), tmp_path / "q.onnx", (1, 3, 1, 16))
+    report, result = _verify(model, tmp_path / "work")
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["norm"] == "cpu" and placed["u_DequantizeLinear"] == dequantize
+    assert result is not None and result.status == "ran", result
+    disagreeing = {d.name for d in result.disagreements}
+    assert "u_DequantizeLinear" not in disagreeing and "norm" not in disagreeing, result.disagreements
 
 
 @pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator")])

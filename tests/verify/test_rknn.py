@@ -32,7 +32,9 @@ from tests.verify.models import (
     labelled_head_onnx,
     log10_scalings_onnx,
     max_min_expand_onnx,
+    min_max_front_onnx,
     plane_reshapes_onnx,
+    run_time_divisions_onnx,
     runtime_if_onnx,
     spp_onnx,
     stft_gru_onnx,
@@ -427,3 +429,20 @@ def test_a_gru_of_which_only_the_state_is_used_is_a_predicted_compile_failure(rk
     assert [b.constraint for b in report.compile_blockers] == ["sequence_output_read"]
     result = rknn_installed.compile(model, graph, {"target-platform": "rk3588"}, tmp_path / "work")
     assert result.status == "compile_failed", result
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_a_min_max_normalization_as_the_toolkit_places_it(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """EfficientWord-Net's ResNet input normalization (held-out batch 9's first run): the [1] min and max reshaped
+    to [1, 1] run on the NPU (RK3588 too), the Div by the run-time range on the CPU, with the reductions."""
+    model = min_max_front_onnx(tmp_path / "min_max.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"ReduceMin": 1, "ReduceMax": 1, "Div": 1}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_divisions_by_run_time_tensors_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path,
+                                                                  target: str) -> None:
+    """A division by a plane sum runs on the CPU; a softmax and an L2 normalization written out (and their Abs)
+    run on the NPU."""
+    model = run_time_divisions_onnx(tmp_path / "divisions.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"Div": 1}

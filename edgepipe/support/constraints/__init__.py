@@ -65,6 +65,6 @@ def constraint(func: Predicate) -> Predicate:
 
 def load_constraints() -> dict[str, Constraint]:
     """Every registered constraint (importing the modules that define them)."""
-    from edgepipe.support.constraints import integer_tensors, ops, qnn_units, sequence, spatial, tensors  # noqa: F401 - registration side effect
+    from edgepipe.support.constraints import division, integer_tensors, ops, qnn_units, sequence, spatial, tensors  # noqa: F401 - registration side effect
 
     return CONSTRAINTS

@@ -550,7 +550,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     and reads no Transpose (which the toolkit merges it with, as in madmom's notes CNN) reads [N, C] as
     [N, C, 1, 1] and a 1-D convolution's or pooling's [N, C, W] as [N, C, 1, W]; a 3-D [N, C, W] that a HardSigmoid
     or HardSwish reads or writes is held as [N, C, W, 1], so a reshape between it and [N, C, 1, W] needs W a multiple
-    of {param} (PP-OCRv6's 1-D HardSwish over 40 columns: both reshapes on the CPU; probed)."""
+    of {param} (PP-OCRv6's 1-D HardSwish over 40 columns: both reshapes on the CPU; probed). A vector given axes of
+    size 1 ([4] to [4, 1] or [1, 1, 1, 1] to broadcast a reduction that dropped its axis) runs on the NPU unless it
+    is a graph output (probed; EfficientWord-Net's min-max normalization)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -581,6 +583,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
         held = _layout_source(source, graph) if source is not None else None
         if len(shape) == 2 or (held is not None and held.op in _SPATIAL_OPS):
             return _plane_reshape_verdict(_as_four_d(shape), out, multiple)
+    if len(shape) == 1 and written.name not in graph.output_names() and [d for d in out if d != 1] == \
+            [d for d in shape if d != 1]:
+        return True, f"gives the vector {shape} axes of size 1"
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)

@@ -1,0 +1,28 @@
+"""The division rule of the Rockchip profiles (edgepipe/support/constraints/division.py), on the probe graphs the
+toolkit placed (tests/verify/test_rknn.py compiles the same graphs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgepipe.support import read_graph
+from edgepipe.support.constraints import load_constraints
+from tests.verify.models import min_max_front_onnx, run_time_divisions_onnx
+
+
+def _verdicts(path: Path) -> dict[str, tuple[bool, str]]:
+    graph = read_graph(path)
+    rule = load_constraints()["divides_by_constant_or_norm"]
+    return {n.name: rule(n, graph, True) for n in graph.nodes if n.op == "Div"}
+
+
+def test_divides_by_constant_or_norm(tmp_path: Path) -> None:
+    assert _verdicts(run_time_divisions_onnx(tmp_path / "divisions.onnx")) == {
+        "div_plane": (False, "Div divides by ReduceSum 'plane_sum', computed at run time"),
+        "div_softmax": (True, "ends a softmax written out"),
+        "div_l2": (True, "ends a normalization (ReduceSum of a square)")}
+    assert _verdicts(min_max_front_onnx(tmp_path / "min_max.onnx")) == {
+        "div": (False, "Div divides by Sub 'range', computed at run time")}
+    graph = read_graph(tmp_path / "min_max.onnx")
+    div = next(n for n in graph.nodes if n.op == "Div")
+    assert load_constraints()["divides_by_constant_or_norm"](div, graph, False) == (True, "any divisor")
