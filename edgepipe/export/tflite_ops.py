@@ -19,8 +19,14 @@ def custom_op_names(path: Path) -> list[str]:
 
 
 def runnable_in_litert(path: Path) -> str | None:
-    """``None`` when LiteRT can allocate ``path``; otherwise why not (its first line)."""
+    """``None`` when LiteRT can allocate ``path``; otherwise why not (its first line). A file that crashes LiteRT
+    (:func:`~edgepipe.runtimes.crash_probe.litert_crash`) is never opened in this process."""
     from edgepipe.runtimes import open_runner
+    from edgepipe.runtimes.crash_probe import litert_crash
+
+    crash = litert_crash(path)
+    if crash is not None:
+        return crash
 
     try:
         with open_runner(path):

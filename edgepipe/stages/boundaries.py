@@ -124,6 +124,10 @@ def _runtime_advice(message: str) -> str:
 
 
 def _tflite_quantizer_advice(message: str) -> str:
+    if "LiteRT crashed" in message or "did not finish" in message:
+        return ("LiteRT itself fails on the int8 TFLite ai-edge-quantizer wrote (in a child process: this build went "
+                "on): deploy the ONNX artifact (targets with onnx in deploy_formats are still checked), or give the "
+                "source model (.onnx, .keras) instead of a float TFLite")
     if "zero_point" in message or "failed to prepare" in message or "failed to invoke" in message:
         return ("LiteRT's int8 kernels refuse what ai-edge-quantizer made of this graph: deploy the ONNX artifact "
                 "(targets with onnx in deploy_formats are still checked), or give the source model (.onnx, .keras) "

@@ -138,8 +138,14 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
 
 
 def _check_runs(path: Path, inputs: BuildInputs) -> None:
-    """Raise :class:`ToolFailed` unless LiteRT runs the quantized model on a calibration sample."""
+    """Raise :class:`ToolFailed` unless LiteRT runs the quantized model on a calibration sample (first in a child
+    process: a file that crashes LiteRT must not take the build down with it)."""
+    from edgepipe.runtimes.crash_probe import litert_crash
+
     assert inputs.calibration is not None
+    crash = litert_crash(path)
+    if crash is not None:
+        raise ToolFailed(LITERT_ON_QUANTIZED.name, crash, LITERT_ON_QUANTIZED.advice(crash))
     with contained(LITERT_ON_QUANTIZED), open_runner(path) as runner:
         runner.infer(next(inputs.calibration.samples()))
 

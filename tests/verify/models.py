@@ -808,3 +808,26 @@ def norm_after_onnx(path: Path, before: str) -> Path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def stacked_rows_onnx(path: Path, rows: int = 4) -> Path:
+    """``rows`` Gemms of a [1, 64] input, each [1, 100] given a leading axis (Unsqueeze) and stacked by a Concat on
+    it to [rows, 1, 100], then a Relu: an unrolled LSTM's steps as captcha-whisperer's CRNN stacks them."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "axis"),
+             numpy_helper.from_array(rng.normal(0, .1, (64, 100)).astype(np.float32), "w")]
+    nodes = []
+    for i in range(rows):
+        nodes += [helper.make_node("Gemm", ["x", "w"], [f"m{i}"], alpha=float(i + 1), name=f"gemm{i}"),
+                  helper.make_node("Unsqueeze", [f"m{i}", "axis"], [f"u{i}"], name=f"unsqueeze{i}")]
+    nodes += [helper.make_node("Concat", [f"u{i}" for i in range(rows)], ["c"], axis=0, name="concat"),
+              helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "stacked_rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 1, 100])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

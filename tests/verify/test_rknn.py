@@ -37,6 +37,7 @@ from tests.verify.models import (
     run_time_divisions_onnx,
     runtime_if_onnx,
     spp_onnx,
+    stacked_rows_onnx,
     stft_gru_onnx,
     wide_heads_onnx,
 )
@@ -446,3 +447,19 @@ def test_divisions_by_run_time_tensors_as_the_toolkit_places_them(rknn_installed
     run on the NPU."""
     model = run_time_divisions_onnx(tmp_path / "divisions.onnx")
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"Div": 1}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_rows_given_a_leading_axis_for_a_concat_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path,
+                                                               target: str) -> None:
+    """captcha-whisperer's unrolled LSTM steps (held-out batch 10's first run: 40 Unsqueezes on RK3588's NPU,
+    edgepipe said CPU): each [1, 100] Unsqueezed to [1, 1, 100] for a Concat on that axis runs on the NPU. (Here the
+    Concat before the graph output runs on RK3588's CPU; in the CRNN, read by its next Concat, on the NPU.)"""
+    model = stacked_rows_onnx(tmp_path / "rows.onnx")
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
+    assert result is not None and result.status == "ran", result
+    assert all(v.placement == "accelerator" for v in report.node_verdicts if v.op == "Unsqueeze")
+    assert not [d for d in result.disagreements if d.op == "Unsqueeze"], result.disagreements

@@ -552,7 +552,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     or HardSwish reads or writes is held as [N, C, W, 1], so a reshape between it and [N, C, 1, W] needs W a multiple
     of {param} (PP-OCRv6's 1-D HardSwish over 40 columns: both reshapes on the CPU; probed). A vector given axes of
     size 1 ([4] to [4, 1] or [1, 1, 1, 1] to broadcast a reduction that dropped its axis) runs on the NPU unless it
-    is a graph output (probed; EfficientWord-Net's min-max normalization)."""
+    is a graph output (probed; EfficientWord-Net's min-max normalization), and so does a tensor given a leading
+    axis of size 1 for a Concat that stacks it (an unrolled LSTM's [1, 100] steps stacked to [20, 1, 100]:
+    captcha-whisperer's CRNN, probed)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -576,6 +578,8 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     column = _single_column_head(node, graph)
     if column is not None and written.name in graph.output_names():
         return _plane_reshape_verdict([1, 1, 1, column], out, multiple)
+    if len(out) == len(shape) + 1 and out == [1, *shape] and readers and all(r.op == "Concat" for r in readers):
+        return True, f"stacks {shape} as a row of a Concat"
     if len(shape) in (2, 3) and len(out) in (2, 3) and shape != out and written.name not in graph.output_names() \
             and not any(r.op in RECURRENT_OPS for r in readers) and (source is None or source.op != "Transpose"):
         if written.elements < multiple:
