@@ -96,12 +96,50 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
                 detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
 
 
+def _gelu_nodes(erf: OpNode, graph: OpGraph) -> list[OpNode] | None:
+    """The Div, Erf, Add and two Muls of a GELU written out around ``erf`` (x / sqrt 2 -> Erf -> + 1 -> * x -> * 0.5,
+    the last two in either order), or None when ``erf`` is not in one."""
+    producers, consumers = graph.producers(), graph.consumers()
+
+    def readers(node: OpNode) -> list[OpNode]:
+        return [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]
+
+    div = graph.nodes[producers[erf.inputs[0].name]] if erf.inputs and erf.inputs[0].name in producers else None
+    add = readers(erf)
+    if div is None or div.op not in ("Div", "Mul") or [a.op for a in add] != ["Add"]:
+        return None
+    first = readers(add[0])
+    second = readers(first[0]) if [m.op for m in first] == ["Mul"] else []
+    if [m.op for m in second] != ["Mul"]:
+        return None
+    return [div, erf, add[0], first[0], second[0]]
+
+
+def _fused_gelus(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
+    """A GELU written out runs where the op writing its input runs, as the one layer the compiler fuses it into
+    (rknn-toolkit2 on RK3588: after a transposed convolution it runs on the CPU, the GELU runs there too)."""
+    producers = graph.producers()
+    for erf in graph.nodes:
+        gelu = _gelu_nodes(erf, graph) if erf.op == "Erf" else None
+        source = gelu[0].inputs[0].name if gelu and gelu[0].inputs else None
+        if gelu is None or source not in producers or not failed[producers[source]]:
+            continue
+        writer = graph.nodes[producers[source]]
+        for node in gelu:
+            if not failed[node.index]:
+                failed[node.index] = [FailedConstraint(
+                    constraint="fused_gelu_follows_input", rule="A fused GELU runs where the op before it runs.",
+                    detail=f"{node.op} is part of a GELU after {writer.op} '{writer.name}', which runs on the CPU")]
+
+
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
     failed = [[] if node.op in table.ignore or (table.fold_constants and node.attrs.get("folded"))
               else evaluate_node(node, graph, table) for node in graph.nodes]
     if table.qdq_node_units:
         _qdq_units(graph, table, failed)
+    if table.fused_gelu_follows_input:
+        _fused_gelus(graph, failed)
     verdicts: list[NodeVerdict] = []
     cut: str | None = None
     for node in graph.nodes:

@@ -59,6 +59,9 @@ class OpTable(_Strict):
         default_factory=list, description="Ops whose quantized output, dequantized for an op running on the CPU, "
                                           "is dequantized on the CPU too (the DequantizeLinear joins that op's "
                                           "node unit); after other ops it runs standalone.")
+    fused_gelu_follows_input: bool = Field(False, description="A GELU written out (Div, Erf, Add, Mul, Mul), which the "
+                                                              "compiler fuses into one layer, runs on the CPU when the "
+                                                              "op writing its input does.")
     fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")

@@ -53,6 +53,17 @@ def stride_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
 
 
 @constraint
+def strides_powers_of_two(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Every stride is a power of two (rknn-toolkit2 2.5.0 on RK3588 runs a transposed convolution of stride 3 or 5
+    on its CPU, of stride 2, 4 or 8 on its NPU; probed in 1-D and 2-D; OpenSpindleNet's upsampling neck)."""
+    strides = [int(s) for s in node.attrs.get("strides") or (1, 1)]
+    odd = [s for s in strides if s & (s - 1)]
+    if odd and required:
+        return False, f"{node.op} stride {odd[0]} is not a power of two"
+    return True, f"strides {'x'.join(str(s) for s in strides)}"
+
+
+@constraint
 def stride_max_unless_valid(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """Stride above {param} is only supported with VALID padding and dilation 1."""
     sh, sw = _pair(node, "strides")
