@@ -150,3 +150,18 @@ def test_the_dequantize_into_a_cpu_node_unit_follows_it_after_the_listed_ops(tmp
             unlisted = profile.model_copy(update={"onnx": table})
             assert {v.name: v.placement for v in check_graph(graph, unlisted).node_verdicts}[
                 "u_DequantizeLinear"] == "accelerator"
+
+
+def test_a_fused_gelu_follows_the_op_before_it_onto_the_cpu(tmp_path: Path) -> None:
+    """rk3588 (fused_gelu_follows_input): the GELU after a ConvTranspose of stride 5 runs on the CPU with it; after
+    stride 4 on the NPU; rk3576 (no such flag, every stride on the NPU) keeps it on the NPU."""
+    from tests.verify.models import transposed_gelu_onnx
+
+    for target, stride, gelu in (("rk3588", 5, "cpu"), ("rk3588", 4, "accelerator"), ("rk3576", 5, "accelerator")):
+        report = check_model(transposed_gelu_onnx(tmp_path / f"{target}{stride}.onnx", stride), load_profile(target))
+        placed = {v.name: v for v in report.node_verdicts}
+        assert {placed[n].placement for n in ("gelu_div", "gelu_erf", "gelu_add", "gelu_mul", "gelu_half")} == {gelu}
+        assert placed["conv"].placement == "accelerator"
+        if gelu == "cpu":
+            assert placed["gelu_erf"].failed[0].detail == (
+                "Erf is part of a GELU after ConvTranspose 'up', which runs on the CPU")

@@ -271,6 +271,18 @@ def test_scales_no_cpu_output_for_reshape(tmp_path: Path) -> None:
     assert verdict("scales_no_cpu_output_for_reshape", graph.nodes[2], graph, ["Sqrt"])[0]
 
 
+def test_strides_powers_of_two(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import transposed_gelu_onnx
+
+    for stride, expected in ((5, (False, "ConvTranspose stride 5 is not a power of two")), (4, (True, "strides 4"))):
+        graph = read_graph(transposed_gelu_onnx(tmp_path / f"s{stride}.onnx", stride))
+        node = next(n for n in graph.nodes if n.op == "ConvTranspose")
+        ok, detail = verdict("strides_powers_of_two", node, graph, True)
+        assert ok == expected[0] and expected[1] in detail
+    assert verdict("strides_powers_of_two", node, graph, False)[0]
+
+
 def test_every_constraint_has_a_test_and_a_rule() -> None:
     """Each constraint has a ``test_<name>`` here or in a ``test_constraints_<topic>.py`` beside this file."""
     import importlib

@@ -831,3 +831,30 @@ def stacked_rows_onnx(path: Path, rows: int = 4) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def transposed_gelu_onnx(path: Path, stride: int) -> Path:
+    """[1, 16, 60] -> Relu -> 1-D ConvTranspose (kernel = stride) -> GELU written out (Div by sqrt 2, Erf, Add 1, Mul,
+    Mul 0.5) -> Conv: OpenSpindleNet's upsampling neck in small."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, .1, (16, 16, stride)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.normal(0, .1, (8, 16, 3)).astype(np.float32), "w2")]
+    inits += [numpy_helper.from_array(np.float32(v), n) for v, n in ((1.4142135, "root2"), (1, "one"), (0.5, "half"))]
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("ConvTranspose", ["r", "w"], ["c"], kernel_shape=[stride], strides=[stride], name="up"),
+             helper.make_node("Div", ["c", "root2"], ["d"], name="gelu_div"),
+             helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="gelu_add"),
+             helper.make_node("Mul", ["c", "a"], ["m"], name="gelu_mul"),
+             helper.make_node("Mul", ["m", "half"], ["g"], name="gelu_half"),
+             helper.make_node("Conv", ["g", "w2"], ["y"], pads=[1, 1], name="conv")]
+    graph = helper.make_graph(nodes, "transposed_gelu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 60])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 60 * stride])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

@@ -39,6 +39,7 @@ from tests.verify.models import (
     spp_onnx,
     stacked_rows_onnx,
     stft_gru_onnx,
+    transposed_gelu_onnx,
     wide_heads_onnx,
 )
 
@@ -463,3 +464,14 @@ def test_rows_given_a_leading_axis_for_a_concat_run_on_the_npu(rknn_installed: R
     assert result is not None and result.status == "ran", result
     assert all(v.placement == "accelerator" for v in report.node_verdicts if v.op == "Unsqueeze")
     assert not [d for d in result.disagreements if d.op == "Unsqueeze"], result.disagreements
+
+
+@pytest.mark.parametrize(("target", "stride", "cpu_ops"), [
+    ("rk3588", 5, {"ConvTranspose": 1, "Div": 1, "Erf": 1, "Add": 1, "Mul": 2}), ("rk3588", 4, {}),
+    ("rk3576", 5, {})])
+def test_a_transposed_convolution_of_odd_stride_takes_its_gelu_to_the_cpu_on_rk3588(
+        rknn_installed: Rknn, tmp_path: Path, target: str, stride: int, cpu_ops: dict[str, int]) -> None:
+    """OpenSpindleNet's neck (held-out batch 10's first run): RK3588 runs a ConvTranspose of stride 5 on its CPU and
+    the GELU after it with it; stride 4 on the NPU; RK3576 runs both on the NPU."""
+    model = transposed_gelu_onnx(tmp_path / "up.onnx", stride)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
