@@ -152,6 +152,12 @@ def _check_runs(path: Path, inputs: BuildInputs) -> None:
 
 def _takes_source_inputs(path: Path, inputs: BuildInputs) -> bool:
     """True when ``path`` runs and takes the source model's inputs in the same order and shapes."""
+    from edgepipe.runtimes.crash_probe import litert_crash
+
+    crash = litert_crash(path)
+    if crash is not None:  # a file that kills LiteRT is never opened in this process
+        log.info("onnx2tf's int8 TFLite is unusable (%s); quantizing the float TFLite instead", crash)
+        return False
     try:
         with contained(LITERT), open_runner(path) as runner:
             got = [tuple(s.shape) for s in runner.signature.inputs]
