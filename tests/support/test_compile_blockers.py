@@ -17,7 +17,7 @@ from edgepipe.support.docs import render_all
 from edgepipe.support.render import render_support_markdown, render_table
 from edgepipe.targets import load_profile
 from edgepipe.targets.profile import OpTable
-from tests.verify.models import cast_of_input_onnx
+from tests.verify.models import cast_of_input_onnx, dilated_conv1d_onnx
 from tests.verify.sequence_models import peephole_lstm_onnx
 
 
@@ -72,3 +72,14 @@ def test_a_blocker_whose_detail_names_its_node_is_named_once(tmp_path: Path) -> 
     assert expected in render_table(report) and "Loop 'loop': Loop" not in render_table(report)
     evidence = compatibility(VerdictInputs(target=load_profile("rk3588"), artifacts=[], accuracy=None, support=report))
     assert evidence.outcome == "failed" and "; Loop 'loop' runs its body at run time;" in evidence.detail
+
+
+def test_a_far_dilated_convolution_blocks_the_mobile_npu_compile(tmp_path: Path) -> None:
+    """OpenSpindleNet's unpadded dilation-4096 convolution over 128 channels: QNN cannot allocate it."""
+    far = check_graph(read_graph(dilated_conv1d_onnx(tmp_path / "far.onnx", 128, 15692, 4096)),
+                      load_profile("mobile-npu"))
+    assert [(b.node, b.constraint) for b in far.compile_blockers] == [("conv", "dilated_reach_channels_max")]
+    assert "8193 x 128 channels" in far.compile_blockers[0].detail
+    for other in (dilated_conv1d_onnx(tmp_path / "near.onnx", 128, 15692, 3000),
+                  dilated_conv1d_onnx(tmp_path / "few.onnx", 32, 15692, 4096)):
+        assert check_graph(read_graph(other), load_profile("mobile-npu")).compile_blockers == []

@@ -164,6 +164,19 @@ def test_dilation_max(tmp_path: Path) -> None:
     assert verdict("dilation_max", *conv(tmp_path, dilation=2), 2)[0]
 
 
+def test_dilated_reach_channels_max(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import dilated_conv1d_onnx
+
+    graph = read_graph(dilated_conv1d_onnx(tmp_path / "far.onnx", 100, 15692, 4096))  # 100 channels count as 128
+    node = graph.nodes[0]
+    assert verdict("dilated_reach_channels_max", node, graph, 1048448) == (
+        False, "Conv dilated reach 8193 x 128 channels = 1048704 >= 1048448")
+    padded = read_graph(dilated_conv1d_onnx(tmp_path / "pad.onnx", 128, 7500, 4096, padded=True))
+    assert verdict("dilated_reach_channels_max", padded.nodes[0], padded, 1048448) == (
+        True, "reach 7500 x 128 channels")  # the reach is cut to the input's length
+
+
 def test_padding_in(tmp_path: Path) -> None:
     node, graph = conv(tmp_path, auto_pad="SAME_UPPER")
     assert verdict("padding_in", node, graph, ["valid"]) == (False, "Conv padding same not in valid")

@@ -875,3 +875,21 @@ def neg_and_blocks_onnx(path: Path) -> Path:
     graph = helper.make_graph(nodes, "neg_blocks",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 32, 32])], outputs, inits)
     return _save_opset14(graph, path)
+
+
+def dilated_conv1d_onnx(path: Path, channels: int, length: int, dilation: int, padded: bool = False) -> Path:
+    """A 1-D Conv (kernel 3, ``channels`` in, 64 out) with ``dilation`` over ``[1, channels, length]`` and a Relu;
+    unpadded like OpenSpindleNet's circularly padded convolutions, or ``padded`` by its own pads to keep the
+    length."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(64, channels, 3)).astype(np.float32) * 0.1
+    pads = [dilation, dilation] if padded else [0, 0]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", dilations=[dilation], kernel_shape=[3], pads=pads),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")], "dilated",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(weights, "w")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path

@@ -128,3 +128,31 @@ def transpose_axes_product_max(node: OpNode, graph: OpGraph, limit: int) -> Verd
         product *= dim
     return product <= limit, f"{node.op} product of {len(largest)} axes {product} > {limit}" if product > limit \
         else "axes ok"
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+@constraint
+def dilated_reach_channels_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """On no axis does the dilated kernel's reach ((kernel - 1) x dilation + 1, at most the input's length on that
+    axis) times the input channels (rounded up to 32) reach {param}.
+
+    QNN's HTP compiler cannot allocate such a convolution (``QNN_COMMON_ERROR_MEM_ALLOC``): a 1-D convolution
+    over 128 channels compiles with dilation 3000 and kernel 3 and fails with dilation 4095 (OpenSpindleNet's
+    circularly padded dilated convolutions); 2-D convolutions with dilations up to 24 over 2048 channels compile.
+    """
+    data = node.inputs[0].shape if node.inputs else None
+    weights = node.inputs[1].shape if len(node.inputs) > 1 else None
+    if not data or not weights or len(data) < 3 or len(weights) != len(data):
+        return True, "no shape"
+    kernel, lengths = list(weights[2:]), list(data[2:])
+    dilations = list(node.attrs.get("dilations") or ()) or [1] * len(kernel)
+    if len(dilations) != len(kernel) or not all(isinstance(v, int) for v in [data[1], *kernel, *lengths]):
+        return True, "dynamic"
+    channels = _round_up(int(data[1]), 32)
+    reach = max(min((k - 1) * d + 1, n) for k, d, n in zip(kernel, dilations, lengths, strict=True))
+    worst = channels * reach
+    return worst < limit, (f"{node.op} dilated reach {reach} x {channels} channels = {worst} >= {limit}"
+                           if worst >= limit else f"reach {reach} x {channels} channels")
