@@ -590,6 +590,20 @@ def test_reshape_layout_aligned(tmp_path: Path, shape: list[int], to: list[int],
     assert verdict("reshape_layout_aligned", node, graph, 16)[0] is npu
 
 
+@pytest.mark.parametrize(("rows", "columns", "axis", "npu"), [
+    (100, 59, 1, False), (96, 59, 1, True), (100, 64, 1, True),  # [1, 1, H, W]: H x W
+    (96, 59, 2, False), (100, 64, 2, True), (96, 59, 3, False)])  # [1, C, 1, W] and [1, C, W, 1]: W
+def test_reshape_layout_aligned_of_a_3d_graph_input_given_a_channel_axis(tmp_path: Path, rows: int, columns: int,
+                                                                         axis: int, npu: bool) -> None:
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (brainmaze's seizure spectrogram; tests/verify/test_rknn.py)."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import spectrogram_channel_onnx
+
+    graph = read_graph(spectrogram_channel_onnx(tmp_path / "spec.onnx", rows, columns, axis))
+    ok, detail = verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)
+    assert ok is npu and "gives [1, " in detail, detail
+
+
 @pytest.mark.parametrize(("shape", "to", "npu"), [
     ([1, 8, 12, 6], [1, 8, 72], True),  # PicoDet's and PP-OCR's heads: H x W flattened, then transposed
     ([1, 8, 12, 6], [1, 576, 1], False),  # a last axis of 1 from an unaligned plane

@@ -893,3 +893,21 @@ def dilated_conv1d_onnx(path: Path, channels: int, length: int, dilation: int, p
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(weights, "w")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
+
+
+def spectrogram_channel_onnx(path: Path, rows: int, columns: int, axis: int = 1) -> Path:
+    """A [1, rows, columns] graph input given an axis of size 1 at ``axis`` (Unsqueeze) and read by a 5 x 5 Conv of 8
+    filters (a 1 x 5 or 5 x 1 Conv of ``rows`` channels when ``axis`` is 2 or 3): brainmaze's seizure network turns
+    its [1, 100, 59] spectrogram into a one-channel image this way."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = [1, rows, columns]
+    kernel = {1: [5, 5], 2: [1, 5], 3: [5, 1]}[axis]
+    weights = np.random.default_rng(0).normal(size=(8, 1 if axis == 1 else rows, *kernel)).astype(np.float32) * 0.3
+    graph = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["u"], name="unsqueeze"),
+         helper.make_node("Conv", ["u", "w"], ["y"], name="conv")], "spectrogram_channel",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array([axis], np.int64), "axes")])
+    return _save_opset14(graph, path)

@@ -554,7 +554,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     size 1 ([4] to [4, 1] or [1, 1, 1, 1] to broadcast a reduction that dropped its axis) runs on the NPU unless it
     is a graph output (probed; EfficientWord-Net's min-max normalization), and so does a tensor given a leading
     axis of size 1 for a Concat that stacks it (an unrolled LSTM's [1, 100] steps stacked to [20, 1, 100]:
-    captcha-whisperer's CRNN, probed)."""
+    captcha-whisperer's CRNN, probed). A 3-D graph input (or an element-wise op of it) given a fourth axis of size 1
+    anywhere, for ops other than a Transpose, needs the 4-D output's H x W plane a multiple of {param} (a [1, 100,
+    59] spectrogram unsqueezed to [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and [1, 100, 64] on the
+    NPU; brainmaze's seizure network, probed at each axis)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -590,6 +593,11 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if len(shape) == 1 and written.name not in graph.output_names() and [d for d in out if d != 1] == \
             [d for d in shape if d != 1]:
         return True, f"gives the vector {shape} axes of size 1"
+    from_input = source is None or _layout_source(source, graph) is None
+    if len(shape) == 3 and len(out) == 4 and from_input and not all(r.op == "Transpose" for r in readers):
+        plane = out[2] * out[3]
+        return plane % multiple == 0, (f"gives {shape} a fourth axis: an H x W plane of {plane} elements"
+                                       + ("" if plane % multiple == 0 else f", not a multiple of {multiple}"))
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)
