@@ -911,3 +911,18 @@ def spectrogram_channel_onnx(path: Path, rows: int, columns: int, axis: int = 1)
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array([axis], np.int64), "axes")])
     return _save_opset14(graph, path)
+
+
+def periodic_features_onnx(path: Path, op: str) -> Path:
+    """A [1, 8, 16, 16] feature map through a Conv, ``op`` (Sin or Cos) and a Conv: BirdNET's species-range model
+    encodes latitude, longitude and week as sines of them."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.random.default_rng(0).normal(size=(8, 8, 3, 3)).astype(np.float32) * 0.3, "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv1"),
+         helper.make_node(op, ["c"], ["s"], name="periodic"),
+         helper.make_node("Conv", ["s", "w"], ["y"], pads=[1, 1, 1, 1], name="conv2")], "periodic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weights])
+    return _save_opset14(graph, path)

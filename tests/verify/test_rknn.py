@@ -34,6 +34,7 @@ from tests.verify.models import (
     max_min_expand_onnx,
     min_max_front_onnx,
     neg_and_blocks_onnx,
+    periodic_features_onnx,
     plane_reshapes_onnx,
     run_time_divisions_onnx,
     runtime_if_onnx,
@@ -496,4 +497,13 @@ def test_a_spectrogram_input_given_a_channel_axis_needs_an_aligned_plane_on_rk35
     """brainmaze's seizure network (held-out batch 10: its one disagreement on RK3588): a 3-D graph input given a
     fourth axis runs on RK3588's NPU only when the 4-D H x W plane is a multiple of 16; RK3576 runs it there."""
     model = spectrogram_channel_onnx(tmp_path / "spec.onnx", rows, columns, axis)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("target", "op", "cpu_ops"), [
+    ("rk3588", "Sin", {"Sin": 1}), ("rk3588", "Cos", {"Cos": 1}), ("rk3576", "Sin", {}), ("rk3576", "Cos", {})])
+def test_sin_and_cos_run_on_rk3576s_npu_only(rknn_installed: Rknn, tmp_path: Path, target: str, op: str,
+                                            cpu_ops: dict[str, int]) -> None:
+    """BirdNET's species-range model (held-out batch 9): its three Sins ran on RK3576's NPU, edgepipe said CPU."""
+    model = periodic_features_onnx(tmp_path / "periodic.onnx", op)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
