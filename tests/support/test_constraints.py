@@ -729,3 +729,25 @@ def test_keeps_every_element(tmp_path: Path) -> None:
     assert verdict("keeps_every_element", node, graph, True) == (True, "a reshape of its input")
     node, graph = single(tmp_path, "GatherND", [[2, 64]], [1, 64], consts={"i": np.array([[0]], np.int64)})
     assert verdict("keeps_every_element", node, graph, True) == (False, "GatherND selects a part of (2, 64)")
+
+
+def test_shape_input_stored(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import run_time_expand_onnx
+
+    graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
+    nodes = {node.name: node for node in graph.nodes}
+    assert verdict("shape_input_stored", nodes["expand_computed"], graph, True) == (
+        False, "Expand shape 'target' computed at run time by Concat")
+    assert verdict("shape_input_stored", nodes["expand_stored"], graph, True)[0]
+
+
+def test_reads_no_run_time_expand(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import run_time_expand_onnx
+
+    graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
+    nodes = {node.name: node for node in graph.nodes}
+    assert verdict("reads_no_run_time_expand", nodes["add"], graph, True) == (
+        False, "Add reads 'zeros', expanded to a shape computed at run time")
+    assert verdict("reads_no_run_time_expand", nodes["relu"], graph, True)[0]

@@ -926,3 +926,55 @@ def periodic_features_onnx(path: Path, op: str) -> Path:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weights])
     return _save_opset14(graph, path)
+
+
+def run_time_expand_onnx(path: Path) -> Path:
+    """Zeros expanded to [3, 1, 768] by a shape made from the input's Shape (Gather, Unsqueeze, Concat), added to
+    the input: VoiceFilter-Lite's zero LSTM states. And a [1, 1, 256] Expand by a stored shape beside it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = {"zero": np.array(0, np.float32), "one": np.array(1, np.int64), "axes": np.array([0], np.int64),
+              "three": np.array([3], np.int64), "width": np.array([768], np.int64),
+              "stored": np.array([1, 1, 256], np.int64)}
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Gather", ["shape", "one"], ["batch"], axis=0, name="gather"),
+             helper.make_node("Unsqueeze", ["batch", "axes"], ["batch1"], name="unsqueeze"),
+             helper.make_node("Concat", ["three", "batch1", "width"], ["target"], axis=0, name="concat"),
+             helper.make_node("Expand", ["zero", "target"], ["zeros"], name="expand_computed"),
+             helper.make_node("Add", ["zeros", "x"], ["y"], name="add"),
+             helper.make_node("Relu", ["v"], ["r"], name="relu"),
+             helper.make_node("Expand", ["r", "stored"], ["z"], name="expand_stored")]
+    graph = helper.make_graph(nodes, "run_time_expand",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1, 768]),
+                               helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 1, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx_save(graph, path)
+    return path
+
+
+def dynamic_matmul_onnx(path: Path) -> Path:
+    """A [1, 1, 128] x [128, 64] MatMul and a Relu, dynamically quantized by ONNX Runtime (DynamicQuantizeLinear,
+    MatMulInteger) as VoiceFilter-Lite ships its heads."""
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    weights = np.random.default_rng(0).normal(size=(128, 64)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+                               helper.make_node("Relu", ["m"], ["y"], name="relu")], "dynamic_matmul",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 128])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(weights, "w")])
+    float_path = path.with_name(path.stem + "_float.onnx")
+    onnx_save(graph, float_path)
+    quantize_dynamic(str(float_path), str(path), weight_type=QuantType.QInt8)
+    return path
+
+
+def onnx_save(graph: object, path: Path) -> None:
+    """``graph`` saved at ``path`` as an opset-17 model."""
+    import onnx
+    from onnx import helper
+
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)

@@ -173,3 +173,26 @@ def test_matching_by_exact_name_and_layout_cancelled_nodes(tmp_path: Path) -> No
     assert placement == {"dq": "accelerator", "relu_token_7": "accelerator", "transpose": "accelerator",
                          "q_after": "accelerator", "dq_out": "cpu"}
     assert figures["removed_by_layout"] == 2 and figures["inserted_nodes"] == 0
+
+
+def test_an_expand_to_a_run_time_shape_and_its_reader_run_on_the_cpu(tmp_path: Path) -> None:
+    """VoiceFilter-Lite's zero LSTM states (held-out batch 11's first run): QNN's EP has no static shape for an
+    Expand whose shape is computed, nor for the ops reading it; an Expand by a stored shape runs on the HTP."""
+    from tests.verify.models import run_time_expand_onnx
+
+    report, result = _verify(run_time_expand_onnx(tmp_path / "expand.onnx"), tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["expand_computed"] == placed["add"] == "cpu" and placed["expand_stored"] == "accelerator"
+    assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+def test_a_dynamically_quantized_matmul_runs_on_the_htp(tmp_path: Path) -> None:
+    """VoiceFilter-Lite ships onnxruntime.quantization.quantize_dynamic models: DynamicQuantizeLinear and
+    MatMulInteger run on the HTP (edgepipe said CPU in held-out batch 11's first run)."""
+    from tests.verify.models import dynamic_matmul_onnx
+
+    report, result = _verify(dynamic_matmul_onnx(tmp_path / "dyn.onnx"), tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {v.op for v in report.node_verdicts}
+    assert report.cpu_ops == {} and result.agree == result.compared == report.nodes, result.disagreements

@@ -181,3 +181,32 @@ def nonempty_constant_inputs(node: OpNode, graph: OpGraph, required: bool) -> Ve
     if empty:
         return False, f"{node.op} reads constant '{empty[0].name}' of shape {list(empty[0].shape or ())}, no elements"
     return True, "no empty constant"
+
+
+@constraint
+def shape_input_stored(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The target shape (second input) is stored in the model (an initializer or a Constant node), not computed
+    at run time: ONNX Runtime's QNN EP sees no static output shape otherwise and leaves the op to the CPU
+    (VoiceFilter-Lite's zero LSTM states expanded to a shape made from its input's Shape; probed)."""
+    if not required or len(node.inputs) < 2:
+        return True, "not required"
+    shape = node.inputs[1]
+    writer = graph.producers().get(shape.name)
+    if writer is None or graph.nodes[writer].op == "Constant":
+        return True, f"shape '{shape.name}' stored"
+    return False, f"{node.op} shape '{shape.name}' computed at run time by {graph.nodes[writer].op}"
+
+
+@constraint
+def reads_no_run_time_expand(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Reads no output of an Expand whose target shape is computed at run time: ONNX Runtime's QNN EP knows no
+    static shape for it and leaves the reader to the CPU too (VoiceFilter-Lite's Slices of its expanded zero LSTM
+    states; an Add probed; a Concat runs on the HTP)."""
+    if not required:
+        return True, "not required"
+    producers = graph.producers()
+    for tensor in node.inputs:
+        writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
+        if writer is not None and writer.op == "Expand" and not shape_input_stored(writer, graph, True)[0]:
+            return False, f"{node.op} reads '{tensor.name}', expanded to a shape computed at run time"
+    return True, "no run-time expanded input"
