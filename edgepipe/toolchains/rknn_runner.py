@@ -68,6 +68,12 @@ def _attempt(request, answer, log_path, disabled):
             dataset = _write_dataset(request["workdir"], request["inputs"])
             ret = _step(answer, "build", lambda: rknn.build(do_quantization=True, dataset=dataset))
         if ret == 0 and request.get("accuracy"):
+            # the toolkit's simulator can end the process (GTCRN: exit 1 at 89 % of the analysis): the build's
+            # answer is written first, so that its placement survives with the analysis marked as failed
+            _write_answer(request["answer"], {
+                **answer, "steps": {**answer["steps"], "accuracy_analysis": -1},
+                "raised": {**answer["raised"], "accuracy_analysis": "the toolkit's process ended during the analysis"},
+                "log": _read_text(log_path)})
             snapshot = os.path.join(request["workdir"], "snapshot")
             _step(answer, "accuracy_analysis", lambda: rknn.accuracy_analysis(inputs=request["inputs"],
                                                                               output_dir=snapshot))
@@ -84,7 +90,9 @@ def run(request):
     in ``config()``; the build is then tried again with that rule off (at most MAX_DISABLED rules), and the
     answer says which rules were disabled and what the default build raised (``default_raised``). Before each
     new attempt a marker line goes to stdout, so edgepipe reads the layer table of the last attempt only."""
-    answer = {"disabled_rules": []}
+    from importlib.metadata import version
+
+    answer = {"version": version("rknn-toolkit2"), "disabled_rules": []}
     while True:
         log_path = os.path.join(request["workdir"], f"rknn_build_{len(answer['disabled_rules'])}.log")
         if _attempt(request, answer, log_path, answer["disabled_rules"]):
@@ -112,14 +120,17 @@ def _advised_rules(text):
 def main():
     request = json.loads(sys.stdin.read())
     try:
-        from importlib.metadata import version
-
-        answer = {"version": version("rknn-toolkit2")}
-        answer.update(run(request))
+        answer = run(request)
     except Exception:  # noqa: BLE001 - any failure inside the vendor tool is reported to edgepipe, not raised
         answer = {"error": traceback.format_exc()}
-    with open(request["answer"], "w", encoding="utf-8") as handle:
+    _write_answer(request["answer"], answer)
+
+
+def _write_answer(path, answer):
+    """The JSON answer, replaced whole (a reader never sees half of one)."""
+    with open(path + ".part", "w", encoding="utf-8") as handle:
         json.dump(answer, handle)
+    os.replace(path + ".part", path)
 
 
 if __name__ == "__main__":
