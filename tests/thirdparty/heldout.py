@@ -32,6 +32,7 @@ from tests.thirdparty.heldout_batch9 import BATCH9_MODELS
 from tests.thirdparty.heldout_batch10 import BATCH10_MODELS
 from tests.thirdparty.heldout_batch11 import BATCH11_MODELS
 from tests.thirdparty.heldout_batch12 import BATCH12_MODELS
+from tests.thirdparty.heldout_batch13 import BATCH13_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -278,6 +279,10 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # morpheme segmenter, from two packages the zoo does not pin, added before any vendor tool saw them
     # (heldout_batch12.py).
     *BATCH12_MODELS,
+    # Batch 13 (session 12): chars2vec's character-level LSTM word embedder and text2tashkeel's two INT8 BiLSTM
+    # Arabic diacritizers, from two packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch13.py).
+    *BATCH13_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
