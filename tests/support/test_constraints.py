@@ -604,6 +604,17 @@ def test_reshape_layout_aligned_of_a_3d_graph_input_given_a_channel_axis(tmp_pat
     assert ok is npu and "gives [1, " in detail, detail
 
 
+def test_reshape_layout_aligned_of_a_gate_given_its_held_form(tmp_path: Path) -> None:
+    """A 1-D convolution's [1, 8, 1] gate unsqueezed to [1, 8, 1, 1] (GTCRN): RK3588 runs it on the NPU."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import channel_gate_onnx
+
+    graph = read_graph(channel_gate_onnx(tmp_path / "gate.onnx"))
+    node = next(n for n in graph.nodes if n.op == "Unsqueeze")
+    assert verdict("reshape_layout_aligned", node, graph, 16) == (
+        True, "gives [1, 8, 1], held as [1, 8, 1, 1], that form")
+
+
 @pytest.mark.parametrize(("shape", "to", "npu"), [
     ([1, 8, 12, 6], [1, 8, 72], True),  # PicoDet's and PP-OCR's heads: H x W flattened, then transposed
     ([1, 8, 12, 6], [1, 576, 1], False),  # a last axis of 1 from an unaligned plane

@@ -978,3 +978,37 @@ def onnx_save(graph: object, path: Path) -> None:
     from onnx import helper
 
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def cache_update_onnx(path: Path) -> Path:
+    """GTCRN's streaming cache update: a [3, 1, 1, 16] cache (graph input) whose row 1 a ScatterND replaces with a
+    Relu's [1, 1, 1, 16], then a Relu."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["update"], ["fresh"], name="relu_update"),
+         helper.make_node("ScatterND", ["cache", "row", "fresh"], ["written"], name="scatter"),
+         helper.make_node("Relu", ["written"], ["y"], name="relu")], "cache_update",
+        [helper.make_tensor_value_info("cache", TensorProto.FLOAT, [3, 1, 1, 16]),
+         helper.make_tensor_value_info("update", TensorProto.FLOAT, [1, 1, 1, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([[1]], np.int64), "row")])
+    return _save_opset14(graph, path)
+
+
+def channel_gate_onnx(path: Path) -> Path:
+    """A squeeze-excitation gate of GTCRN's kind: a 1-D Conv of [1, 8, 16] to [1, 8, 1], Sigmoid, Unsqueeze to
+    [1, 8, 1, 1], multiplied into a [1, 8, 4, 4] feature map."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(8, 8, 16)).astype(np.float32) * 0.1
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+         helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),
+         helper.make_node("Unsqueeze", ["g", "axes"], ["g4"], name="unsqueeze"),
+         helper.make_node("Mul", ["features", "g4"], ["y"], name="mul")], "channel_gate",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16]),
+         helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 8, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array([3], np.int64), "axes")])
+    return _save_opset14(graph, path)

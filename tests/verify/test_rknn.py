@@ -22,7 +22,9 @@ from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
     batch5_rules_onnx,
+    cache_update_onnx,
     cast_of_input_onnx,
+    channel_gate_onnx,
     channel_pads_onnx,
     conv_net_onnx,
     focus_onnx,
@@ -507,3 +509,11 @@ def test_sin_and_cos_run_on_rk3576s_npu_only(rknn_installed: Rknn, tmp_path: Pat
     """BirdNET's species-range model (held-out batch 9): its three Sins ran on RK3576's NPU, edgepipe said CPU."""
     model = periodic_features_onnx(tmp_path / "periodic.onnx", op)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_a_cache_update_and_a_channel_gate_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """GTCRN (held-out batch 11's first run): its 18 ScatterND cache updates and its [1, 8, 1] gates unsqueezed to
+    [1, 8, 1, 1] ran on the NPU; edgepipe said CPU."""
+    assert agreement_with_vendor(cache_update_onnx(tmp_path / "cache.onnx"), target, tmp_path / "w1")[0] == {}
+    assert agreement_with_vendor(channel_gate_onnx(tmp_path / "gate.onnx"), target, tmp_path / "w2")[0] == {}

@@ -557,7 +557,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     captcha-whisperer's CRNN, probed). A 3-D graph input (or an element-wise op of it) given a fourth axis of size 1
     anywhere, for ops other than a Transpose, needs the 4-D output's H x W plane a multiple of {param} (a [1, 100,
     59] spectrogram unsqueezed to [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and [1, 100, 64] on the
-    NPU; brainmaze's seizure network, probed at each axis)."""
+    NPU; brainmaze's seizure network, probed at each axis). A 1-D convolution's [N, C, W] (through element-wise
+    ops), or any [N, C, 1], given the form [N, C, 1, W] it is held in runs on the NPU (GTCRN's [1, 8, 1] attention
+    gates unsqueezed to [1, 8, 1, 1]; probed)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
@@ -593,8 +595,11 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if len(shape) == 1 and written.name not in graph.output_names() and [d for d in out if d != 1] == \
             [d for d in shape if d != 1]:
         return True, f"gives the vector {shape} axes of size 1"
-    from_input = source is None or _layout_source(source, graph) is None
-    if len(shape) == 3 and len(out) == 4 and from_input and not all(r.op == "Transpose" for r in readers):
+    held = _layout_source(source, graph) if source is not None else None
+    if len(shape) == 3 and out == _as_four_d(shape) and (shape[2] == 1 or held is not None and
+                                                         held.op in _SPATIAL_OPS):
+        return True, f"gives {shape}, held as {out}, that form"
+    if len(shape) == 3 and len(out) == 4 and held is None and not all(r.op == "Transpose" for r in readers):
         plane = out[2] * out[3]
         return plane % multiple == 0, (f"gives {shape} a fourth axis: an H x W plane of {plane} elements"
                                        + ("" if plane % multiple == 0 else f", not a multiple of {multiple}"))
