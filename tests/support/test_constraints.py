@@ -231,6 +231,28 @@ def test_not_graph_input(tmp_path: Path) -> None:
     assert verdict("not_graph_input", node, graph, False)[0]
 
 
+def test_not_graph_input_through_a_transpose(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import nhwc_input_onnx, qdq_onnx
+
+    graph = read_graph(qdq_onnx(nhwc_input_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 16, 16, 3)))
+    quantize = next(n for n in graph.nodes if n.op == "QuantizeLinear" and n.inputs[0].name == "t")
+    assert verdict("not_graph_input", quantize, graph, True) == (False, "QuantizeLinear reads graph input 'x'")
+    conv = next(n for n in graph.nodes if n.op == "Conv")
+    assert verdict("not_graph_input", conv, graph, True)[0]
+
+
+def test_not_a_table_lookup(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import int32_ids_onnx
+
+    graph = read_graph(int32_ids_onnx(tmp_path / "ids.onnx"))
+    lookup = next(n for n in graph.nodes if n.op == "Gather")
+    assert verdict("not_a_table_lookup", lookup, graph, True) == (
+        False, "Gather looks up rows of constant 'table' by run-time indices 'shifted'")
+    assert verdict("not_a_table_lookup", lookup, graph, False)[0]
+
+
 def test_max_inputs(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "Sum", [[1, 4]] * 3, [1, 4])
     assert verdict("max_inputs", node, graph, 2) == (False, "Sum has 3 inputs > 2")

@@ -1012,3 +1012,35 @@ def channel_gate_onnx(path: Path) -> Path:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array([3], np.int64), "axes")])
     return _save_opset14(graph, path)
+
+
+def int32_ids_onnx(path: Path) -> Path:
+    """slovorez's TF SelectV2 and embedding: int32 ids [1, 32] (graph input) multiplied by an int32 mask (Mul),
+    shifted (Add), looking up rows of a constant [49, 16] table (Gather), then a Relu."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = np.random.default_rng(0).normal(size=(49, 16)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["ids", "mask"], ["kept"], name="mul"),
+         helper.make_node("Add", ["kept", "mask"], ["shifted"], name="add"),
+         helper.make_node("Gather", ["table", "shifted"], ["rows"], axis=0, name="lookup"),
+         helper.make_node("Relu", ["rows"], ["y"], name="relu")], "int32_ids",
+        [helper.make_tensor_value_info("ids", TensorProto.INT32, [1, 32]),
+         helper.make_tensor_value_info("mask", TensorProto.INT32, [1, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(table, "table")])
+    return _save_opset14(graph, path)
+
+
+def nhwc_input_onnx(path: Path) -> Path:
+    """tf2onnx's NHWC input (open_nsfw): [1, 16, 16, 3] transposed to NCHW, a 3 x 3 Conv and a Relu."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(8, 3, 3, 3)).astype(np.float32) * 0.2
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2], name="transpose"),
+         helper.make_node("Conv", ["t", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")], "nhwc_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(weights, "w")])
+    onnx_save(graph, path)
+    return path

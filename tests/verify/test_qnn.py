@@ -196,3 +196,15 @@ def test_a_dynamically_quantized_matmul_runs_on_the_htp(tmp_path: Path) -> None:
     assert result is not None and result.status == "ran", result
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {v.op for v in report.node_verdicts}
     assert report.cpu_ops == {} and result.agree == result.compared == report.nodes, result.disagreements
+
+
+def test_the_quantize_after_an_nhwc_inputs_transpose_runs_on_the_cpu(tmp_path: Path) -> None:
+    """open_nsfw (held-out batch 12's first run): ONNX Runtime cancels the input's Transpose in its layout
+    transformation, so the QuantizeLinear after it quantizes the graph input, on the CPU."""
+    from tests.verify.models import nhwc_input_onnx
+
+    model = qdq_onnx(nhwc_input_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 16, 16, 3))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert report.cpu_ops == {"QuantizeLinear": 1}
+    assert result.agree == result.compared == report.nodes, result.disagreements

@@ -31,6 +31,7 @@ from tests.verify.models import (
     gemm_heads_onnx,
     gru_states_only_onnx,
     hard_swish_1d_onnx,
+    int32_ids_onnx,
     labelled_head_onnx,
     log10_scalings_onnx,
     max_min_expand_onnx,
@@ -517,3 +518,12 @@ def test_a_cache_update_and_a_channel_gate_run_on_the_npu(rknn_installed: Rknn, 
     [1, 8, 1, 1] ran on the NPU; edgepipe said CPU."""
     assert agreement_with_vendor(cache_update_onnx(tmp_path / "cache.onnx"), target, tmp_path / "w1")[0] == {}
     assert agreement_with_vendor(channel_gate_onnx(tmp_path / "gate.onnx"), target, tmp_path / "w2")[0] == {}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_an_int32_mul_and_a_table_lookup_by_int32_ids_run_on_the_cpu(rknn_installed: Rknn, tmp_path: Path,
+                                                                     target: str) -> None:
+    """slovorez (held-out batch 12's first run): its int32 Muls and its embedding Gather by int32 ids ran on the CPU
+    of both SoCs (edgepipe said NPU); the int32 Add runs on the NPU."""
+    cpu_ops, _ = agreement_with_vendor(int32_ids_onnx(tmp_path / "ids.onnx"), target, tmp_path / "w")
+    assert cpu_ops.get("Mul") == cpu_ops.get("Gather") == 1 and "Add" not in cpu_ops

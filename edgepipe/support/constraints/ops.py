@@ -53,9 +53,15 @@ def not_graph_output(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
 
 @constraint
 def not_graph_input(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """Does not read a graph input directly (the runtime does that step on the host)."""
-    names = graph.input_names()
+    """Does not read a graph input, directly or through a Transpose (the runtime does that step on the host; ONNX
+    Runtime's layout transformation cancels a graph input's Transpose, e.g. tf2onnx's NHWC-to-NCHW one in
+    open_nsfw, against the one it inserts, so the QuantizeLinear after it reads the graph input; probed)."""
+    names, producers = graph.input_names(), graph.producers()
     hit = [t.name for t in node.inputs if t.name in names]
+    for tensor in node.inputs:
+        writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
+        if writer is not None and writer.op == "Transpose" and writer.inputs and writer.inputs[0].name in names:
+            hit.append(writer.inputs[0].name)
     bad = required and bool(hit)
     return not bad, f"{node.op} reads graph input '{hit[0]}'" if bad else "internal"
 

@@ -210,3 +210,16 @@ def reads_no_run_time_expand(node: OpNode, graph: OpGraph, required: bool) -> Ve
         if writer is not None and writer.op == "Expand" and not shape_input_stored(writer, graph, True)[0]:
             return False, f"{node.op} reads '{tensor.name}', expanded to a shape computed at run time"
     return True, "no run-time expanded input"
+
+
+@constraint
+def not_a_table_lookup(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Gathers from a tensor computed at run time, not rows of a constant table by run-time indices: rknn-toolkit2
+    2.5.0 runs such an embedding lookup on the CPU whatever the indices' dtype (slovorez's int32 character ids;
+    probed on both SoCs, as int64 ids were)."""
+    if not required or len(node.inputs) < 2:
+        return True, "not required"
+    table, indices = node.inputs[0], node.inputs[1]
+    if table.constant and not indices.constant:
+        return False, f"{node.op} looks up rows of constant '{table.name}' by run-time indices '{indices.name}'"
+    return True, "not a table lookup"
