@@ -445,7 +445,7 @@ def test_not_written_by(tmp_path: Path) -> None:
     graph = _hardsigmoid_unit(tmp_path)
     after, after_relu = graph.nodes[3], graph.nodes[4]
     ok, detail = verdict("not_written_by", after, graph, ["HardSigmoid"])
-    assert not ok and detail == "QuantizeLinear quantizes the output of HardSigmoid 'hsig', which runs on the CPU"
+    assert not ok and detail == "QuantizeLinear reads the output of HardSigmoid 'hsig', which runs on the CPU"
     assert verdict("not_written_by", after_relu, graph, ["HardSigmoid"])[0]
 
 
@@ -775,12 +775,12 @@ def test_shape_input_stored(tmp_path: Path) -> None:
     assert verdict("shape_input_stored", nodes["expand_stored"], graph, True)[0]
 
 
-def test_reads_no_run_time_expand(tmp_path: Path) -> None:
+def test_reads_no_run_time_shape(tmp_path: Path) -> None:
     from edgepipe.support import read_graph
     from tests.verify.models import run_time_expand_onnx
 
     graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
     nodes = {node.name: node for node in graph.nodes}
-    assert verdict("reads_no_run_time_expand", nodes["add"], graph, True) == (
-        False, "Add reads 'zeros', expanded to a shape computed at run time")
-    assert verdict("reads_no_run_time_expand", nodes["relu"], graph, True)[0]
+    assert verdict("reads_no_run_time_shape", nodes["add"], graph, True) == (
+        False, "Add reads 'zeros', which Expand shapes at run time")
+    assert verdict("reads_no_run_time_shape", nodes["relu"], graph, True)[0]

@@ -1044,3 +1044,26 @@ def nhwc_input_onnx(path: Path) -> Path:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(weights, "w")])
     onnx_save(graph, path)
     return path
+
+
+def raw_int8_lookup_onnx(path: Path, ids_dtype: int) -> Path:
+    """text2tashkeel's dynamically quantized embedding: rows of a uint8 [49, 16] table gathered by [1, 32] ids
+    (graph input of ``ids_dtype``), transposed as raw uint8, then a DequantizeLinear and a Relu; beside it, rows of a
+    float table gathered by the same ids and a Relu."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    consts = {"table_q": rng.integers(0, 255, size=(49, 16)).astype(np.uint8), "scale": np.array(0.02, np.float32),
+              "zero": np.array(128, np.uint8), "table_f": rng.normal(size=(49, 16)).astype(np.float32)}
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table_q", "ids"], ["rows_q"], axis=0, name="lookup_q"),
+         helper.make_node("Transpose", ["rows_q"], ["time_major"], perm=[1, 0, 2], name="transpose"),
+         helper.make_node("DequantizeLinear", ["time_major", "scale", "zero"], ["rows"], name="dequantize"),
+         helper.make_node("Relu", ["rows"], ["y"], name="relu"),
+         helper.make_node("Gather", ["table_f", "ids"], ["rows_f"], axis=0, name="lookup_f"),
+         helper.make_node("Relu", ["rows_f"], ["z"], name="relu_f")], "raw_int8_lookup",
+        [helper.make_tensor_value_info("ids", ids_dtype, [1, 32])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("y", "z")],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx_save(graph, path)
+    return path

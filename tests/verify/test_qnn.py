@@ -208,3 +208,15 @@ def test_the_quantize_after_an_nhwc_inputs_transpose_runs_on_the_cpu(tmp_path: P
     assert result is not None and result.status == "ran", result
     assert report.cpu_ops == {"QuantizeLinear": 1}
     assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize("ids_dtype", [onnx.TensorProto.INT64, onnx.TensorProto.INT32])
+def test_ops_on_raw_int8_data_run_on_the_cpu(tmp_path: Path, ids_dtype: int) -> None:
+    """text2tashkeel (held-out batch 13's first run): a Gather of a uint8 table, the Transpose of its raw uint8 rows
+    and the DequantizeLinear after them ran on the CPU; a Gather of a float table by the same ids on the HTP."""
+    from tests.verify.models import raw_int8_lookup_onnx
+
+    report, result = _verify(raw_int8_lookup_onnx(tmp_path / "lookup.onnx", ids_dtype), tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert report.cpu_ops == {"Gather": 1, "Transpose": 1, "DequantizeLinear": 1}
+    assert result.agree == result.compared == report.nodes, result.disagreements

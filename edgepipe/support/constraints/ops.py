@@ -199,12 +199,13 @@ def feeds_none_of(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
 @constraint
 def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
     """Does not read the output of one of {param} (a QuantizeLinear closes the QDQ node unit of the op that
-    writes its input, and runs where that unit runs)."""
+    writes its input, and runs where that unit runs; a DequantizeLinear of raw int8 data that a Gather or a
+    Transpose wrote outside any node unit, as dynamically quantized models have, runs on the CPU with it)."""
     producers = graph.producers()
     for tensor in node.activations_in:
         if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
             writer = graph.nodes[producers[tensor.name]]
-            return False, f"{node.op} quantizes the output of {writer.op} '{writer.name}', which runs on the CPU"
+            return False, f"{node.op} reads the output of {writer.op} '{writer.name}', which runs on the CPU"
     return True, "written by an accelerator op"
 
 

@@ -197,19 +197,32 @@ def shape_input_stored(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     return False, f"{node.op} shape '{shape.name}' computed at run time by {graph.nodes[writer].op}"
 
 
+#: Ops whose output shape is their second input's value (a target shape).
+_SHAPED_BY_INPUT = ("Expand", "ConstantOfShape")
+
+
+def _run_time_shaped(node: OpNode, graph: OpGraph) -> bool:
+    """An Expand or ConstantOfShape whose target shape is computed at run time."""
+    if node.op not in _SHAPED_BY_INPUT:
+        return False
+    shape = node.inputs[1] if node.op == "Expand" else node.inputs[0] if node.inputs else None
+    writer = graph.producers().get(shape.name) if shape is not None else None
+    return writer is not None and graph.nodes[writer].op != "Constant"
+
+
 @constraint
-def reads_no_run_time_expand(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """Reads no output of an Expand whose target shape is computed at run time: ONNX Runtime's QNN EP knows no
-    static shape for it and leaves the reader to the CPU too (VoiceFilter-Lite's Slices of its expanded zero LSTM
-    states; an Add probed; a Concat runs on the HTP)."""
+def reads_no_run_time_shape(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Reads no output of an Expand or ConstantOfShape whose target shape is computed at run time: ONNX Runtime's
+    QNN EP knows no static shape for it and leaves the reader to the CPU too (VoiceFilter-Lite's and
+    text2tashkeel's Slices of their zero LSTM states; an Add probed; a Concat runs on the HTP)."""
     if not required:
         return True, "not required"
     producers = graph.producers()
     for tensor in node.inputs:
         writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
-        if writer is not None and writer.op == "Expand" and not shape_input_stored(writer, graph, True)[0]:
-            return False, f"{node.op} reads '{tensor.name}', expanded to a shape computed at run time"
-    return True, "no run-time expanded input"
+        if writer is not None and _run_time_shaped(writer, graph):
+            return False, f"{node.op} reads '{tensor.name}', which {writer.op} shapes at run time"
+    return True, "no run-time shaped input"
 
 
 @constraint
@@ -223,3 +236,4 @@ def not_a_table_lookup(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     if table.constant and not indices.constant:
         return False, f"{node.op} looks up rows of constant '{table.name}' by run-time indices '{indices.name}'"
     return True, "not a table lookup"
+
