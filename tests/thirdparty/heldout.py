@@ -33,6 +33,7 @@ from tests.thirdparty.heldout_batch10 import BATCH10_MODELS
 from tests.thirdparty.heldout_batch11 import BATCH11_MODELS
 from tests.thirdparty.heldout_batch12 import BATCH12_MODELS
 from tests.thirdparty.heldout_batch13 import BATCH13_MODELS
+from tests.thirdparty.heldout_batch14 import BATCH14_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -283,6 +284,10 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Arabic diacritizers, from two packages the zoo does not pin, added before any vendor tool saw them
     # (heldout_batch13.py).
     *BATCH13_MODELS,
+    # Batch 14 (session 12): SwiftF0's CNN pitch detector (in-graph DFT, rank-0 band inputs, float64 pitch out) and
+    # SSCD's image copy-detection embedders (int8 QDQ ResNet-50, fp16 MobileNetV4 student; uint8 NHWC in), from two
+    # packages the zoo does not pin, added before any vendor tool saw them (heldout_batch14.py).
+    *BATCH14_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
