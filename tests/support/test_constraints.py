@@ -784,3 +784,14 @@ def test_reads_no_run_time_shape(tmp_path: Path) -> None:
     assert verdict("reads_no_run_time_shape", nodes["add"], graph, True) == (
         False, "Add reads 'zeros', which Expand shapes at run time")
     assert verdict("reads_no_run_time_shape", nodes["relu"], graph, True)[0]
+
+
+def test_value_attribute_written(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import default_constant_of_shape_onnx
+
+    bare = read_graph(default_constant_of_shape_onnx(tmp_path / "bare.onnx", False))
+    assert verdict("value_attribute_written", bare.nodes[0], bare, True) == (
+        False, "ConstantOfShape leaves its value attribute to the default (write value = 0 into the node)")
+    written = read_graph(default_constant_of_shape_onnx(tmp_path / "written.onnx", True))
+    assert verdict("value_attribute_written", written.nodes[0], written, True)[0]

@@ -1067,3 +1067,17 @@ def raw_int8_lookup_onnx(path: Path, ids_dtype: int) -> Path:
         [numpy_helper.from_array(v, k) for k, v in consts.items()])
     onnx_save(graph, path)
     return path
+
+
+def default_constant_of_shape_onnx(path: Path, with_value: bool) -> Path:
+    """A [1, 8] input plus zeros of a ConstantOfShape that leaves its ``value`` attribute to the ONNX default
+    (SwiftF0's export) or writes it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    zeros = helper.make_node("ConstantOfShape", ["shape"], ["zeros"], name="zeros",
+                             **({"value": numpy_helper.from_array(np.zeros(1, np.float32))} if with_value else {}))
+    graph = helper.make_graph([zeros, helper.make_node("Add", ["x", "zeros"], ["y"], name="add")], "default_value",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([1, 8], np.int64), "shape")])
+    return _save_opset14(graph, path)

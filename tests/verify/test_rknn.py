@@ -27,6 +27,7 @@ from tests.verify.models import (
     channel_gate_onnx,
     channel_pads_onnx,
     conv_net_onnx,
+    default_constant_of_shape_onnx,
     focus_onnx,
     gemm_heads_onnx,
     gru_states_only_onnx,
@@ -527,3 +528,21 @@ def test_an_int32_mul_and_a_table_lookup_by_int32_ids_run_on_the_cpu(rknn_instal
     of both SoCs (edgepipe said NPU); the int32 Add runs on the NPU."""
     cpu_ops, _ = agreement_with_vendor(int32_ids_onnx(tmp_path / "ids.onnx"), target, tmp_path / "w")
     assert cpu_ops.get("Mul") == cpu_ops.get("Gather") == 1 and "Add" not in cpu_ops
+
+
+@pytest.mark.parametrize("with_value", [False, True])
+def test_a_constant_of_shape_without_its_value_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path,
+                                                                            with_value: bool) -> None:
+    """SwiftF0 (held-out batch 14's first run): rknn-toolkit2's loader fails on a ConstantOfShape that leaves
+    ``value`` to the default; edgepipe now predicts it, and the same node with the value written compiles."""
+    model = default_constant_of_shape_onnx(tmp_path / "zeros.onnx", with_value)
+    profile = load_profile("rk3588")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
+    assert result is not None
+    if with_value:
+        assert report.compile_blockers == [] and result.status == "ran", result
+    else:
+        assert [b.constraint for b in report.compile_blockers] == ["value_attribute_written"]
+        assert result.status == "compile_failed" and "data_type" in result.detail, result

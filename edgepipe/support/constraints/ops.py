@@ -648,3 +648,13 @@ def keeps_every_element(node: OpNode, graph: OpGraph, required: bool) -> Verdict
         and all(t.constant for t in node.inputs[1:])
     ok = same or not required
     return ok, "a reshape of its input" if same else f"{node.op} selects a part of {data.shape if data else None}"
+
+
+@constraint
+def value_attribute_written(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The node writes its ``value`` attribute instead of leaving it to the ONNX default: rknn-toolkit2 2.5.0's
+    loader fails on a ConstantOfShape without one ("'numpy.ndarray' object has no attribute 'data_type'"), rejecting
+    the whole model (SwiftF0; probed). Fix: write ``value`` (a one-element float 0) into the node."""
+    if not required or "value" in node.attrs:
+        return True, "value written"
+    return False, f"{node.op} leaves its value attribute to the default (write value = 0 into the node)"
