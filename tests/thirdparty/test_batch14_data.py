@@ -36,11 +36,15 @@ def _session(name: str) -> Any:
     return ort.InferenceSession(str(BY_NAME[name].fetch()), providers=["CPUExecutionProvider"])
 
 
+#: Where a first-run miss was then used to fix a profile (benchmarks/agreement_models.toml's tuned_on).
+TUNED: dict[str, list[str]] = {"swift_f0": ["rk3588", "rk3576"]}
+
+
 def test_batch14_is_registered_held_out_on_every_target() -> None:
     for model in BATCH14_MODELS:
         assert BY_NAME[model.name] is model and LISTED[model.name]["role"] == "held_out"
         assert len(LISTED[model.name]["targets"]) == 5
-        assert "tuned_on" not in LISTED[model.name]
+        assert LISTED[model.name].get("tuned_on", []) == TUNED.get(model.name, [])
 
 
 def test_swift_f0_follows_the_known_pitch_of_speech_like_audio() -> None:
