@@ -764,23 +764,24 @@ def test_keeps_every_element(tmp_path: Path) -> None:
     assert verdict("keeps_every_element", node, graph, True) == (False, "GatherND selects a part of (2, 64)")
 
 
-def test_shape_input_stored(tmp_path: Path) -> None:
+def _run_time_expand(tmp_path: Path) -> tuple[OpGraph, dict[str, Any]]:
+    """The graph of tests/verify/models.run_time_expand_onnx and its nodes by name."""
     from edgepipe.support import read_graph
     from tests.verify.models import run_time_expand_onnx
 
     graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
-    nodes = {node.name: node for node in graph.nodes}
+    return graph, {node.name: node for node in graph.nodes}
+
+
+def test_shape_input_stored(tmp_path: Path) -> None:
+    graph, nodes = _run_time_expand(tmp_path)
     assert verdict("shape_input_stored", nodes["expand_computed"], graph, True) == (
         False, "Expand shape 'target' computed at run time by Concat")
     assert verdict("shape_input_stored", nodes["expand_stored"], graph, True)[0]
 
 
 def test_reads_no_run_time_shape(tmp_path: Path) -> None:
-    from edgepipe.support import read_graph
-    from tests.verify.models import run_time_expand_onnx
-
-    graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
-    nodes = {node.name: node for node in graph.nodes}
+    graph, nodes = _run_time_expand(tmp_path)
     assert verdict("reads_no_run_time_shape", nodes["add"], graph, True) == (
         False, "Add reads 'zeros', which Expand shapes at run time")
     assert verdict("reads_no_run_time_shape", nodes["relu"], graph, True)[0]

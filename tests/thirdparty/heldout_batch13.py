@@ -94,10 +94,6 @@ class _Recorder:
         self.outputs = outputs
         self.feeds: list[dict[str, np.ndarray]] = []
 
-    def get_inputs(self) -> list[Any]:
-        """Not used by the backends recorded here beyond the first input's name."""
-        raise NotImplementedError
-
     def run(self, names: list[str] | None, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         """Record ``feed``; zeros for ``names`` (all outputs when None)."""
         self.feeds.append({key: np.asarray(value) for key, value in feed.items()})

@@ -183,31 +183,29 @@ def nonempty_constant_inputs(node: OpNode, graph: OpGraph, required: bool) -> Ve
     return True, "no empty constant"
 
 
+#: Ops whose output shape is the value of one of their inputs (a target shape), and that input's position.
+_SHAPED_BY_INPUT = {"Expand": 1, "ConstantOfShape": 0}
+
+
+def _run_time_shape_writer(node: OpNode, graph: OpGraph) -> OpNode | None:
+    """The op computing at run time the target shape of an Expand or ConstantOfShape; None when it is stored."""
+    position = _SHAPED_BY_INPUT.get(node.op)
+    if position is None or len(node.inputs) <= position:
+        return None
+    writer = graph.producers().get(node.inputs[position].name)
+    return None if writer is None or graph.nodes[writer].op == "Constant" else graph.nodes[writer]
+
+
 @constraint
 def shape_input_stored(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """The target shape (second input) is stored in the model (an initializer or a Constant node), not computed
-    at run time: ONNX Runtime's QNN EP sees no static output shape otherwise and leaves the op to the CPU
-    (VoiceFilter-Lite's zero LSTM states expanded to a shape made from its input's Shape; probed)."""
-    if not required or len(node.inputs) < 2:
-        return True, "not required"
-    shape = node.inputs[1]
-    writer = graph.producers().get(shape.name)
-    if writer is None or graph.nodes[writer].op == "Constant":
-        return True, f"shape '{shape.name}' stored"
-    return False, f"{node.op} shape '{shape.name}' computed at run time by {graph.nodes[writer].op}"
-
-
-#: Ops whose output shape is their second input's value (a target shape).
-_SHAPED_BY_INPUT = ("Expand", "ConstantOfShape")
-
-
-def _run_time_shaped(node: OpNode, graph: OpGraph) -> bool:
-    """An Expand or ConstantOfShape whose target shape is computed at run time."""
-    if node.op not in _SHAPED_BY_INPUT:
-        return False
-    shape = node.inputs[1] if node.op == "Expand" else node.inputs[0] if node.inputs else None
-    writer = graph.producers().get(shape.name) if shape is not None else None
-    return writer is not None and graph.nodes[writer].op != "Constant"
+    """The target shape is stored in the model (an initializer or a Constant node), not computed at run time: ONNX
+    Runtime's QNN EP sees no static output shape otherwise and leaves the op to the CPU (VoiceFilter-Lite's zero
+    LSTM states expanded to a shape made from its input's Shape; probed)."""
+    writer = _run_time_shape_writer(node, graph) if required else None
+    if writer is None:
+        return True, "shape stored"
+    shape = node.inputs[_SHAPED_BY_INPUT[node.op]]
+    return False, f"{node.op} shape '{shape.name}' computed at run time by {writer.op}"
 
 
 @constraint
@@ -220,7 +218,7 @@ def reads_no_run_time_shape(node: OpNode, graph: OpGraph, required: bool) -> Ver
     producers = graph.producers()
     for tensor in node.inputs:
         writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
-        if writer is not None and _run_time_shaped(writer, graph):
+        if writer is not None and _run_time_shape_writer(writer, graph) is not None:
             return False, f"{node.op} reads '{tensor.name}', which {writer.op} shapes at run time"
     return True, "no run-time shaped input"
 
