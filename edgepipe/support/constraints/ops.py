@@ -607,9 +607,9 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
                                                          held.op in _SPATIAL_OPS):
         return True, f"gives {shape}, held as {out}, that form"
     if len(shape) == 3 and len(out) == 4 and held is None and not all(r.op == "Transpose" for r in readers):
-        plane = out[2] * out[3]
-        return plane % multiple == 0, (f"gives {shape} a fourth axis: an H x W plane of {plane} elements"
-                                       + ("" if plane % multiple == 0 else f", not a multiple of {multiple}"))
+        area = out[2] * out[3]
+        return area % multiple == 0, (f"gives {shape} a fourth axis: an H x W plane of {area} elements"
+                                      + ("" if area % multiple == 0 else f", not a multiple of {multiple}"))
     if len(shape) != 4 or shape[0] != 1:
         return small if written.elements < multiple else (True, "large enough")
     plane = _plane_reshape_verdict(shape, out, multiple)

@@ -147,11 +147,13 @@ def dilated_reach_channels_max(node: OpNode, graph: OpGraph, limit: int) -> Verd
     weights = node.inputs[1].shape if len(node.inputs) > 1 else None
     if not data or not weights or len(data) < 3 or len(weights) != len(data):
         return True, "no shape"
-    kernel, lengths = list(weights[2:]), list(data[2:])
+    kernel = [v for v in weights[2:] if isinstance(v, int)]
+    lengths = [v for v in data[2:] if isinstance(v, int)]
     dilations = list(node.attrs.get("dilations") or ()) or [1] * len(kernel)
-    if len(dilations) != len(kernel) or not all(isinstance(v, int) for v in [data[1], *kernel, *lengths]):
+    if not isinstance(data[1], int) or len(kernel) != len(weights) - 2 or len(lengths) != len(data) - 2 \
+            or len(dilations) != len(kernel):
         return True, "dynamic"
-    channels = _round_up(int(data[1]), 32)
+    channels = _round_up(data[1], 32)
     reach = max(min((k - 1) * d + 1, n) for k, d, n in zip(kernel, dilations, lengths, strict=True))
     worst = channels * reach
     return worst < limit, (f"{node.op} dilated reach {reach} x {channels} channels = {worst} >= {limit}"
