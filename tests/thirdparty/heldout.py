@@ -34,6 +34,7 @@ from tests.thirdparty.heldout_batch11 import BATCH11_MODELS
 from tests.thirdparty.heldout_batch12 import BATCH12_MODELS
 from tests.thirdparty.heldout_batch13 import BATCH13_MODELS
 from tests.thirdparty.heldout_batch14 import BATCH14_MODELS
+from tests.thirdparty.heldout_batch15 import BATCH15_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -288,6 +289,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # SSCD's image copy-detection embedders (int8 QDQ ResNet-50, fp16 MobileNetV4 student; uint8 NHWC in), from two
     # packages the zoo does not pin, added before any vendor tool saw them (heldout_batch14.py).
     *BATCH14_MODELS,
+    # Batch 15: ecg-quality's Omni-Scale CNN ECG quality grader (Keras 2 HDF5), Fracast-0's time-series forecaster
+    # (W8 PyTorch weights, exported with an rFFT periodogram and TopK) and open-rppg's PhysNet pulse-from-video 3-D
+    # CNN (Keras 3 weights, exported), from three packages the zoo does not pin, added before any vendor tool saw
+    # them (heldout_batch15.py).
+    *BATCH15_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
