@@ -7,6 +7,8 @@ alone cannot follow the chain (its data propagation stops at ``Cast``), so edgep
 as dynamic. :func:`fold_constants` evaluates such nodes with ONNX's reference implementation (small tensors
 only) and re-runs shape inference on a copy of the model in which they are initializers. The model itself
 is not changed: every node keeps its name and place, and the checker marks folded nodes (``attrs["folded"]``).
+A Mul by an all-zero constant folds too (to zeros, as rknn-toolkit2 folds it), and the nodes only folded nodes
+read are marked unused (``attrs["unused"]``): once the folded ones are constants nothing needs them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Folded:
     nodes: set[int] = field(default_factory=set)
     values: dict[str, np.ndarray] = field(default_factory=dict)
     inference_model: Any = None
+    #: Nodes whose every output is read only by folded (or such) nodes: nothing at run time needs them, so a
+    #: compiler that folds drops them (rknn-toolkit2 drops the Not -> Cast before a Mul by a zero constant).
+    unused: set[int] = field(default_factory=set)
 
 
 def _static_shape(value_info: dict[str, Any], name: str) -> list[int] | None:
@@ -102,7 +107,49 @@ def fold_constants(model: Any, rounds: int = 8) -> Folded:
         if inferred is None:
             break
         folded.inference_model = inferred
+    folded.unused = _unused_nodes(model, folded.nodes)
     return folded
+
+
+def _unused_nodes(model: Any, folded: set[int]) -> set[int]:
+    """Nodes that only folded nodes (or other such nodes) read: dead once the folded ones are constants."""
+    readers: dict[str, list[int]] = {}
+    for index, node in enumerate(model.graph.node):
+        for name in _names_read(node):
+            readers.setdefault(name, []).append(index)
+    outputs = {output.name for output in model.graph.output}
+    gone = set(folded)
+    unused: set[int] = set()
+    for index in reversed(range(len(model.graph.node))):  # ONNX nodes are in topological order
+        node = model.graph.node[index]
+        read_by = [r for name in node.output if name for r in readers.get(name, [])]
+        if index not in gone and read_by and not outputs.intersection(node.output) and set(read_by) <= gone:
+            gone.add(index)
+            unused.add(index)
+    return unused
+
+
+def _names_read(node: Any) -> set[str]:
+    """The tensors ``node`` reads: its inputs and those its subgraphs (an If's branches, a Loop's body) read."""
+    names = set(node.input)
+    for attribute in node.attribute:
+        for graph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+            for inner in graph.node:
+                names |= _names_read(inner)
+    return names
+
+
+def _zero_product(node: Any, values: dict[str, np.ndarray], value_info: dict[str, Any]) -> np.ndarray | None:
+    """The value of a Mul by an all-zero constant: zeros of its static output shape, whatever the other operand
+    holds (rknn-toolkit2's fold_constant folds it, leaving the nodes before it unused); else None."""
+    if node.op_type != "Mul" or not any(name in values and values[name].size and not values[name].any()
+                                        for name in node.input):
+        return None
+    shape = _static_shape(value_info, node.output[0])
+    proto = value_info.get(node.output[0])
+    if shape is None or proto is None or int(np.prod(shape)) > MAX_ELEMENTS:
+        return None
+    return np.zeros(shape, dtype=onnx.helper.tensor_dtype_to_np_dtype(proto.type.tensor_type.elem_type))
 
 
 def _fold_round(model: Any, inferred: Any, values: dict[str, np.ndarray], folded: Folded) -> bool:
@@ -116,6 +163,7 @@ def _fold_round(model: Any, inferred: Any, values: dict[str, np.ndarray], folded
         if index in folded.nodes or node.op_type not in FOLDABLE or node.domain not in ("", "ai.onnx") \
                 or not node.output:
             continue
+        zeros = None
         if node.op_type in ("Shape", "Size"):
             shape = _static_shape(value_info, node.input[0])
             if shape is None:
@@ -126,8 +174,11 @@ def _fold_round(model: Any, inferred: Any, values: dict[str, np.ndarray], folded
             if sum(int(v.size) for v in inputs) > MAX_ELEMENTS:
                 continue
         else:
-            continue
-        outputs = _evaluate(node, inputs, list(model.opset_import))
+            zeros = _zero_product(node, values, value_info)
+            if zeros is None:
+                continue
+            inputs = []
+        outputs = [zeros] if zeros is not None else _evaluate(node, inputs, list(model.opset_import))
         if outputs is None:
             continue
         folded.nodes.add(index)

@@ -180,6 +180,8 @@ def read_onnx(path: Path) -> OpGraph:
         attrs.update(_constant_operands(node, attrs, initializers, folded.values))
         if index in folded.nodes:
             attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
+        if index in folded.unused:
+            attrs["unused"] = True  # read only by folded nodes: a compiler that folds drops it
         if node.op_type == "If" and node.input and node.input[0] in conditions:
             attrs["branch_ops"] = branch_ops(node, conditions[node.input[0]])  # the ops that run in its place
         nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,

@@ -134,7 +134,8 @@ def _fused_gelus(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
 
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
-    failed = [[] if node.op in table.ignore or (table.fold_constants and node.attrs.get("folded"))
+    failed = [[] if node.op in table.ignore or (table.fold_constants and (node.attrs.get("folded")
+                                                                        or node.attrs.get("unused")))
               else evaluate_node(node, graph, table) for node in graph.nodes]
     if table.qdq_node_units:
         _qdq_units(graph, table, failed)

@@ -7,10 +7,10 @@ runs inside it. edgepipe writes a copy of the float ONNX model whose nodes carry
 compiler's layer table names them (:mod:`edgepipe.toolchains.rknn_model`), and seeded random inputs (the
 quantization dataset and the input of the simulator's per-layer accuracy analysis). Placement by edgepipe
 node: the target of every layer the node was rewritten into; a node the compiler fused into a neighbour
-(BatchNormalization into Conv, an activation into ``ConvRelu``) runs where the node it was fused into runs
-(counted in ``fused_nodes``); a node folded into a constant, or merged away with the data movement around it
-(two reshapes in a row), runs nowhere at inference time and so is not a CPU op. A layer that traces back to no
-node of the model (other than the compiler's input/output operators) is unmatched: a disagreement.
+(BatchNormalization into Conv, an activation into ``ConvRelu``) runs where the node it was fused into runs (counted
+in ``fused_nodes``); a node folded into a constant, merged away with the data movement around it (two reshapes in a
+row), or read only by folded nodes, runs nowhere at inference time and so is not a CPU op. A layer that traces back
+to no node of the model (other than the compiler's input/output operators) is unmatched: a disagreement.
 """
 
 from __future__ import annotations
@@ -123,6 +123,24 @@ def _reshapes_merged_into_inserted(graph: OpGraph, log: rknn_layers.CompilerLog,
             direct.setdefault(writer.name, set()).add(layer.target)
 
 
+_SUBGRAPH_OPS = ("If", "Loop", "Scan")
+
+
+def _read_only_by_folded(graph: OpGraph, folded: set[str], placed: dict[str, Placement]) -> set[str]:
+    """Nodes in no layer whose every reader the compiler folded (or dropped so): dead once those are constants
+    (the Not -> Cast before a Mul by a zero constant), so they run nowhere rather than where their input runs."""
+    if any(node.op in _SUBGRAPH_OPS for node in graph.nodes):  # their branches read tensors no input names
+        return set()
+    consumers, outputs = graph.consumers(), graph.output_names()
+    gone = set(folded)
+    for node in reversed(graph.nodes):  # ONNX nodes are in topological order
+        readers = [graph.nodes[r].name for t in node.outputs for r in consumers.get(t.name, [])]
+        if node.name not in placed and readers and set(readers) <= gone and \
+                not any(t.name in outputs for t in node.outputs):
+            gone.add(node.name)
+    return gone - set(folded)
+
+
 def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[dict[str, Placement],
                                                                                 dict[str, Placement], int]:
     """(placement by edgepipe node, unmatched layers with their target, nodes placed through a fusion)."""
@@ -144,6 +162,7 @@ def placement_from_log(graph: OpGraph, log: rknn_layers.CompilerLog) -> tuple[di
     placed.update({n: "accelerator" for n in log.folded if n in names and n not in placed})
     for name in log.eliminated - log.inserted:  # merged away: runs nowhere at inference time, not a CPU op
         placed.update({n: "accelerator" for n in rknn_layers.origins(name, log, names) if n not in placed})
+    placed.update({n: "accelerator" for n in _read_only_by_folded(graph, log.folded, placed)})
     fused = 0
     for node in graph.nodes:
         if node.name not in placed:

@@ -46,3 +46,35 @@ def test_a_profile_that_does_not_fold_places_the_shape_op_itself(tmp_path: Path)
     graph = _flatten_by_shape(tmp_path)
     report = check_graph(graph, load_profile("mobile-npu"))
     assert report.cpu_ops == {"Shape": 1}
+
+
+def test_a_mul_by_zero_folds_and_what_only_it_reads_is_unused(tmp_path: Path) -> None:
+    """rknn-toolkit2 folds a Mul by an all-zero constant and drops the nodes only it reads (tf2onnx's SelectV2:
+    ``Cast(Not(c)) * 0``); the edge-box profiles place them nowhere, not on the CPU."""
+    nodes = [helper.make_node("Less", ["x", "limit"], ["c"], name="less"),
+             helper.make_node("Not", ["c"], ["not_c"], name="not"),
+             helper.make_node("Cast", ["not_c"], ["not_f"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["zeros", "not_f"], ["dropped"], name="times_zero"),
+             helper.make_node("Add", ["x", "dropped"], ["y"], name="add")]
+    consts = {"limit": np.array(49.0, np.float32), "zeros": np.zeros((1, 4), np.float32)}
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4], TensorProto.FLOAT)},
+                       {"y": ([1, 4], TensorProto.FLOAT), "c": ([1, 4], TensorProto.BOOL)}, consts)
+    assert [n.name for n in graph.nodes if n.attrs.get("folded")] == ["times_zero"]
+    assert [n.name for n in graph.nodes if n.attrs.get("unused")] == ["not", "cast"]
+    assert check_graph(graph, load_profile("rk3588")).cpu_ops == {"Less": 1}
+
+
+def test_a_node_an_if_branch_reads_is_not_unused(tmp_path: Path) -> None:
+    """A tensor read only inside an If's branch (PyTorch's squeeze-if) is still needed: not marked unused, even
+    where the If's condition folds."""
+    branch = helper.make_graph([helper.make_node("Identity", ["r"], ["out"], name="inner")], "branch", [],
+                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4])])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Equal", ["shape", "two"], ["cond"], name="equal"),
+             helper.make_node("ReduceMin", ["cond_i"], ["c"], name="unused_by_name", keepdims=0),
+             helper.make_node("If", ["flag"], ["y"], name="if", then_branch=branch, else_branch=branch)]
+    consts = {"two": np.array([1, 4], np.int64), "cond_i": np.array([1], np.int64), "flag": np.array(True)}
+    graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4], TensorProto.FLOAT)}, {"y": ([1, 4], TensorProto.FLOAT)},
+                       consts)
+    assert not [n.name for n in graph.nodes if n.attrs.get("unused")]

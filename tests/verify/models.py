@@ -1081,3 +1081,35 @@ def default_constant_of_shape_onnx(path: Path, with_value: bool) -> Path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.array([1, 8], np.int64), "shape")])
     return _save_opset14(graph, path)
+
+
+def zero_weighted_branch_onnx(path: Path) -> Path:
+    """BirdNET's species-range model's TF SelectV2 as tf2onnx writes it: ``Cast(c) * 1 + Cast(Not(c)) * 0`` for a
+    comparison ``c`` of a sliced input, and a Relu -> Sigmoid branch weighted by zero and added to a feature map.
+    rknn-toolkit2 folds each Mul by the zero constant and drops the nodes only it read (Not, its Cast; Relu,
+    Sigmoid): they run nowhere."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = {"start": np.array([2], np.int64), "end": np.array([3], np.int64), "axis": np.array([1], np.int64),
+              "limit": np.array(49.0, np.float32), "zero": np.array(0.0, np.float32),
+              "one": np.array(1.0, np.float32)}
+    graph = helper.make_graph(
+        [helper.make_node("Slice", ["week", "start", "end", "axis"], ["w"], name="slice"),
+         helper.make_node("Less", ["w", "limit"], ["c"], name="less"),
+         helper.make_node("Not", ["c"], ["not_c"], name="not"),
+         helper.make_node("Cast", ["not_c"], ["not_f"], to=TensorProto.FLOAT, name="cast_not"),
+         helper.make_node("Mul", ["zero", "not_f"], ["dropped"], name="times_zero"),
+         helper.make_node("Cast", ["c"], ["c_f"], to=TensorProto.FLOAT, name="cast_less"),
+         helper.make_node("Mul", ["c_f", "one"], ["kept"], name="times_one"),
+         helper.make_node("Add", ["kept", "dropped"], ["selected"], name="select"),
+         helper.make_node("Mul", ["selected", "w"], ["y"], name="scale"),
+         helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Sigmoid", ["r"], ["s"], name="sigmoid"),
+         helper.make_node("Mul", ["s", "zero"], ["m"], name="feature_times_zero"),
+         helper.make_node("Add", ["m", "x"], ["z"], name="residual")], "zero_weighted_branch",
+        [helper.make_tensor_value_info("week", TensorProto.FLOAT, [1, 3]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return _save_opset14(graph, path)

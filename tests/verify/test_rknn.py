@@ -48,6 +48,7 @@ from tests.verify.models import (
     stft_gru_onnx,
     transposed_gelu_onnx,
     wide_heads_onnx,
+    zero_weighted_branch_onnx,
 )
 
 pytestmark = pytest.mark.toolchain
@@ -546,3 +547,13 @@ def test_a_constant_of_shape_without_its_value_is_a_predicted_compile_failure(rk
     else:
         assert [b.constraint for b in report.compile_blockers] == ["value_attribute_written"]
         assert result.status == "compile_failed" and "data_type" in result.detail, result
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_nodes_read_only_by_a_mul_by_zero_run_nowhere(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """BirdNET's species-range model (held-out batch 9) on RK3588: the toolkit folds a Mul by a zero constant and
+    drops the Not -> Cast only it read; the adapter once gave them the CPU placement of the Less before them (a
+    CPU-op miss), and edgepipe put the Not on the CPU. Both now say they run nowhere; the Less stays a CPU op."""
+    cpu_ops, result = agreement_with_vendor(zero_weighted_branch_onnx(tmp_path / "zero.onnx"), target, tmp_path / "w")
+    assert cpu_ops == {"Less": 1}
+    assert result.extra["vendor_cpu"] == 1
