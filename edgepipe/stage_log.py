@@ -53,6 +53,15 @@ class StageLog:
         log.info("stage %s: done in %.2f s (%s)", name, seconds, detail)
         self.records.append(StageRecord(name, "ran", seconds, detail))
 
+    def annotate(self, name: str, note: str) -> None:
+        """Add ``note`` (what the stage learned while it ran, e.g. a fallback it took) to its latest record."""
+        for index in reversed(range(len(self.records))):
+            if note and self.records[index].name == name:
+                record = self.records[index]
+                self.records[index] = StageRecord(record.name, record.status, record.seconds,
+                                                  f"{record.detail}; {note}" if record.detail else note)
+                return
+
     def skip(self, name: str, reason: str) -> None:
         """Record that ``name`` does not apply to this input, and why."""
         log.info("stage %s: skipped (%s)", name, reason)

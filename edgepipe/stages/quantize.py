@@ -52,21 +52,30 @@ def _quantize_one(artifact: Artifact, graph: Any, folder: Path, scratch: Path, c
 
 
 def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Path, scratch: Path,
-               recipe: QuantRecipe, stages: StageLog) -> list[Artifact]:
-    """Step (a) per format; a format whose quantizer fails is recorded and left out, the others go on."""
+               recipe: QuantRecipe, allowed: tuple[str, ...], stages: StageLog) -> tuple[list[Artifact], list[str]]:
+    """Step (a) per format, at the other ``allowed`` weight granularity where the quantizer fails on ``recipe``'s
+    (with a note saying why); a format whose quantizer still fails is recorded and left out, the others go on."""
+    from edgepipe.quantize.steps.common import either_granularity
+
     assert inputs.calibration is not None
+    calibration = inputs.calibration
     quantized: list[Artifact] = []
+    notes: list[str] = []
     for artifact in floats:
         if artifact.precision != "fp32":  # a model shipped quantized is not quantized again
             continue
+        def quantize(chosen: QuantRecipe, artifact: Artifact = artifact) -> Artifact | None:
+            return _quantize_one(artifact, graph, folder, scratch, calibration, chosen)
+
         try:
-            made = _quantize_one(artifact, graph, folder, scratch, inputs.calibration, recipe)
+            made, _, note = either_granularity(quantize, recipe, allowed)
         except ToolFailed as failure:
             stages.fail(STAGE, failure, artifact=f"model_int8.{artifact.format}")
             continue
         if made is not None:
             quantized.append(made)
-    return quantized
+            notes += [f"{artifact.format}: {note}"] if note else []
+    return quantized, notes
 
 
 def _onnx_preparation(floats: list[Artifact], inputs: BuildInputs, scratch: Path) -> list[str]:
@@ -152,6 +161,8 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
+        allowed = ladder_settings(config, inputs.targets).granularities if config is not None else \
+            ("per-channel", "per-tensor")
         try:
             with contained(ORT_QUANTIZER):
                 notes = _onnx_preparation(floats, inputs, scratch)
@@ -160,7 +171,8 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
         detail = f"PTQ {recipe.label} on {len(inputs.calibration)} calibration samples" + "".join(
             f"; {note}" for note in notes)
         with stages.stage(STAGE, detail):
-            quantized = _plain_ptq(inputs, floats, graph, folder, scratch, recipe, stages)
+            quantized, fallbacks = _plain_ptq(inputs, floats, graph, folder, scratch, recipe, allowed, stages)
+        stages.annotate(STAGE, "; ".join(fallbacks))
     quantized = loadable(quantized, stages, STAGE)
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite

@@ -131,8 +131,11 @@ def _build(folder: Path, model: Path, calib: Path, capsys: pytest.CaptureFixture
 
 def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Per-channel weights only (the config's ``granularities``): nothing to fall back on, the build is not proven."""
     model, calib = deconv_model(tmp_path)
-    code, document, root = _build(tmp_path, model, calib, capsys)
+    config = tmp_path / "edgepipe.toml"
+    config.write_text('[quantization]\ngranularities = ["per-channel"]\n', encoding="utf-8")
+    code, document, root = _build(tmp_path, model, calib, capsys, "--config", str(config))
     assert code == ExitCode.GATE_FAILED and document["exit_code"] == 2 and document["verdict"] == "not proven"
     for target in ("gpu-reference", "host-cpu"):
         report = json.loads((root / target / "report.json").read_text())
@@ -153,6 +156,35 @@ def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path
     failure = cases[("gpu-reference", "int8 artifact")].find("failure")
     assert failure is not None and failure.get("message").startswith("not proven:")
     assert "not proven" in (root / "report.html").read_text(encoding="utf-8")
+
+
+def test_plain_ptq_falls_back_to_per_tensor_where_per_channel_fails(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """GTCRN (held-out batch 11) stopped at ONNX Runtime's per-channel failure although per-tensor was allowed:
+    plain PTQ now quantizes per-tensor, the stage says why, and the build goes on to a verdict."""
+    model, calib = deconv_model(tmp_path)
+    code, document, root = _build(tmp_path, model, calib, capsys)
+    report = json.loads((root / "gpu-reference" / "report.json").read_text())
+    assert not [f for f in report["failures"] if f["stage"] == "quantize"]
+    assert {a["path"]: a["precision"] for a in report["artifacts"]} == {"model.onnx": "fp32", "model_int8.onnx": "int8"}
+    [stage] = [s for s in report["stages"] if s["name"] == "quantize"]
+    assert "per-channel failed" in stage["detail"] and "could not be broadcast" in stage["detail"], stage
+    assert stage["detail"].endswith("quantized per-tensor") and stage["status"] == "ran"
+    assert code == ExitCode.OK and report["verdict"] == "pass", report["verdict_reason"]
+
+
+def test_the_ladders_first_step_falls_back_to_per_tensor_too(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """With evaluation data the fallback ladder runs: its step (a) quantizes per-tensor where per-channel fails and
+    records why; the next steps start from that recipe."""
+    model, calib = deconv_model(tmp_path)
+    code, document, root = _build(tmp_path, model, calib, capsys, "--eval", str(calib))
+    report = json.loads((root / "gpu-reference" / "report.json").read_text())
+    assert not [f for f in report["failures"] if f["stage"] == "quantize"]
+    ptq = report["quantization"]["steps"][0]
+    assert ptq["step"] == "ptq" and "per-tensor" in ptq["recipe"]["onnx"], ptq
+    assert "per-channel failed" in ptq["note"] and "could not be broadcast" in ptq["note"], ptq["note"]
+    assert code == ExitCode.OK and report["verdict"] == "pass", report["verdict_reason"]
 
 
 def test_the_next_step_it_names_fixes_the_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,9 +22,11 @@ def candidates(context: LadderContext, fmt: str) -> list[QuantRecipe]:
             for m, g, s in itertools.product(methods, settings.granularities, symmetric)]
 
 
-def _rounds(context: LadderContext, fmt: str) -> tuple[list[QuantRecipe], Callable[[QuantRecipe], list[QuantRecipe]]]:
+def _rounds(context: LadderContext, fmt: str) -> tuple[list[QuantRecipe],
+                                                     Callable[[QuantRecipe | None], list[QuantRecipe]]]:
     """Two rounds over :func:`candidates`: every method at the start granularity (asymmetric activations),
-    then the other granularity / symmetry settings of the best method only.
+    then the other granularity / symmetry settings of the best method only (of every method when the quantizer
+    failed on the whole first round, e.g. on every per-channel setting).
 
     Each calibration method costs a full calibration pass (histograms for percentile and entropy),
     the other settings only a rewrite from the cached ranges: this tries every method and every
@@ -33,7 +35,7 @@ def _rounds(context: LadderContext, fmt: str) -> tuple[list[QuantRecipe], Callab
     every = candidates(context, fmt)
     start = context.settings.start.per_channel
     first = [r for r in every if r.per_channel == start and not r.symmetric_activations] or every[:1]
-    return first, lambda best: [r for r in every if r.method == best.method and r not in first]
+    return first, lambda best: [r for r in every if r not in first and (best is None or r.method == best.method)]
 
 
 def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome: StepOutcome,
@@ -69,7 +71,7 @@ def calibration_step(context: LadderContext) -> StepResult:
     for fmt in context.formats:
         first, then = _rounds(context, fmt)
         best = _best(context, fmt, first, outcome, None, failed)
-        best = _best(context, fmt, then(best[1]) if best else [], outcome, best, failed)
+        best = _best(context, fmt, then(best[1] if best else None), outcome, best, failed)
         chosen[fmt] = best[1] if best else context.best_recipe.get(fmt, context.settings.start)
     context.best_recipe = chosen
     outcome.recipe = {f: r.label for f, r in chosen.items()}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from edgepipe.artifacts import Artifact
+from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import SUFFIX, LadderContext
 from edgepipe.quantize.recipe import QuantRecipe
 
@@ -20,3 +24,27 @@ def quantize_all(context: LadderContext, step: str, recipes: dict[str, QuantReci
     folder = context.folder(step)
     return {fmt: artifact_of(fmt, context.quantize(fmt, recipe, folder / f"model_int8{SUFFIX[fmt]}"), recipe)
             for fmt, recipe in recipes.items()}
+
+
+Made = TypeVar("Made")
+
+
+def either_granularity(quantize: Callable[[QuantRecipe], Made], start: QuantRecipe,
+                       allowed: Iterable[str]) -> tuple[Made, QuantRecipe, str]:
+    """``quantize(start)``; where the quantizer fails on ``start``'s weight granularity (ONNX Runtime's per-channel
+    scales of a grouped or transposed convolution that do not match its bias) and the other one is ``allowed``,
+    ``quantize`` with the other one. Returns what ``quantize`` made, the recipe used and a note saying why (empty
+    when ``start`` worked); a failure at both granularities is the first failure, raised as it was. ``quantize``
+    raises :class:`ToolFailed` for the quantizer's own failures (run it under ``contained``)."""
+    try:
+        return quantize(start), start, ""
+    except ToolFailed as failure:
+        other = dataclasses.replace(start, per_channel=not start.per_channel)
+        if other.granularity not in allowed:
+            raise
+        try:
+            path = quantize(other)
+        except ToolFailed:
+            raise failure from None
+        return path, other, (f"{start.granularity} failed ({failure.tool}: {failure.message}); "
+                             f"quantized {other.granularity}")
