@@ -36,6 +36,7 @@ import contextlib
 import json
 import logging
 import tempfile
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,6 +230,13 @@ def synthetic_samples(model: Any, count: int = 2, seed: int = 0) -> list[list[np
     return [[rng.standard_normal(shape).astype(dtype) for dtype, shape in specs] for _ in range(count)]
 
 
+def _raised_in_symbolic_inference(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside ONNX Runtime's symbolic shape inference (a TypeError on a Slice of a tensor
+    whose shape it could not infer after a DFT: Fracast's periodogram), not in what runs after it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and frames[-1].filename.endswith("symbolic_shape_infer.py")
+
+
 def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray]] | None = None) -> PreparedOnnx:
     """``quant_pre_process`` of ``float_path``, then the fixes above; written to ``out_path`` (cached).
 
@@ -250,10 +258,11 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
         with tempfile.TemporaryDirectory(prefix="edgepipe-ort-") as scratch, contextlib.chdir(scratch):
             quant_pre_process(source, str(processed), skip_symbolic_shape=False)
     except Exception as exc:  # noqa: BLE001 - ORT's symbolic shape inference raises a bare Exception or asserts
-        if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc):
+        if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc) \
+                and not _raised_in_symbolic_inference(exc):
             raise  # anything else is not the shape-inference gap this works around
         quant_pre_process(source, str(processed), skip_symbolic_shape=True)
-        notes.append("ONNX Runtime's symbolic shape inference failed on this graph (an assertion in "
+        notes.append(f"ONNX Runtime's symbolic shape inference failed on this graph ({type(exc).__name__} in "
                      "symbolic_shape_infer); pre-processed with ONNX shape inference only")
     model = onnx.load(str(processed))
     if default_opset(model) < PER_CHANNEL_OPSET:

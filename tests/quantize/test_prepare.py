@@ -153,6 +153,33 @@ def test_incomplete_symbolic_shape_inference_falls_back_and_leaves_the_working_f
     assert list(user_folder.iterdir()) == []
 
 
+def test_a_type_error_inside_symbolic_shape_inference_falls_back_too(tmp_path: Path) -> None:
+    """Fracast (held-out batch 15): a DFT with a dft_length input leaves its output shape unknown to ORT's symbolic
+    shape inference, which then raises a TypeError on the Slice after it; the quantizer failed on the whole model.
+    edgepipe pre-processes with ONNX shape inference instead, and the model quantizes."""
+    helper = onnx.helper
+    ints = {"axes": [-1], "starts": [0], "ends": [1], "slice_axes": [-1]}
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    inits.append(onnx.numpy_helper.from_array(np.array(64, np.int64), "length"))
+    graph = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["x3"]),
+         helper.make_node("DFT", ["x3", "length"], ["spectrum"], onesided=1, axis=1),
+         helper.make_node("Slice", ["spectrum", "starts", "ends", "slice_axes"], ["real"]),
+         helper.make_node("Mul", ["real", "real"], ["power"]),
+         helper.make_node("Squeeze", ["power", "axes"], ["y"])], "periodogram",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 33])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    source = tmp_path / "periodogram.onnx"
+    onnx.save(model, str(source))
+    prepared = prepare_onnx(source, tmp_path / "prepared.onnx")
+    assert any("TypeError in symbolic_shape_infer" in note for note in prepared.notes), prepared.notes
+    data = Dataset(tmp_path / "x.npz", (np.random.default_rng(0).normal(size=(8, 64)).astype(np.float32),), None, "t")
+    int8 = quantize_onnx(source, tmp_path / "int8.onnx", data, QuantRecipe(per_channel=True), tmp_path)
+    assert ort.InferenceSession(str(int8)).run(None, {"x": data.inputs[0][:1]})[0].shape == (1, 33)
+
+
 def test_a_shared_bias_never_takes_an_activation_name(tmp_path: Path) -> None:
     """Seen on a held-out tf2onnx model (Basic Pitch): the int8 ONNX failed to load ("Concat ... same rank")."""
     source = shared_bias(tmp_path / "model.onnx", SHAPE)
