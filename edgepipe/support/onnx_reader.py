@@ -141,6 +141,24 @@ def _inlined(model: Any, conditions: dict[str, bool]) -> Any:
         return copy
 
 
+def _nan_constants(model: Any) -> set[str]:
+    """Float initializers and Constant outputs holding a NaN (a mask's fill value): a quantizing compiler cannot
+    compute their range."""
+    from onnx import TensorProto, numpy_helper
+
+    found = set()
+    floats = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16)
+    for init in model.graph.initializer:
+        if init.data_type in floats and np.isnan(numpy_helper.to_array(init).astype(np.float32)).any():
+            found.add(init.name)
+    for node in model.graph.node:
+        value = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+        if node.op_type == "Constant" and value is not None and value.data_type in floats and node.output \
+                and np.isnan(numpy_helper.to_array(value).astype(np.float32)).any():
+            found.add(node.output[0])
+    return found
+
+
 def read_onnx(path: Path) -> OpGraph:
     """The operators of the ONNX model at ``path``, with inferred shapes and dtypes."""
     import onnx
@@ -165,6 +183,7 @@ def read_onnx(path: Path) -> OpGraph:
                       if info[1] is not None and None not in info[1] and infos.get(name, ("", None))[1] != info[1]})
     constants = {init.name for init in model.graph.initializer} | set(folded.values)
     initializers = {init.name: init for init in model.graph.initializer}
+    not_a_number = _nan_constants(model)
     nodes: list[OpNode] = []
     for index, node in enumerate(model.graph.node):
         if node.op_type in _CONST_OPS or (node.op_type == "DequantizeLinear" and node.input[0] in constants):
@@ -178,6 +197,8 @@ def read_onnx(path: Path) -> OpGraph:
         outputs = tuple(tensor(n) for n in node.output if n)
         attrs = _normalise(node.op_type, _attrs(node), inputs)
         attrs.update(_constant_operands(node, attrs, initializers, folded.values))
+        if not_a_number.intersection(node.input):
+            attrs["nan_constants"] = [name for name in node.input if name in not_a_number]
         if index in folded.nodes:
             attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
         if index in folded.unused:

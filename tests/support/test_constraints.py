@@ -796,3 +796,16 @@ def test_value_attribute_written(tmp_path: Path) -> None:
         False, "ConstantOfShape leaves its value attribute to the default (write value = 0 into the node)")
     written = read_graph(default_constant_of_shape_onnx(tmp_path / "written.onnx", True))
     assert verdict("value_attribute_written", written.nodes[0], written, True)[0]
+
+
+def test_constants_not_nan(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import nan_fill_onnx
+
+    masked = read_graph(nan_fill_onnx(tmp_path / "nan.onnx", float("nan")))
+    where = next(n for n in masked.nodes if n.op == "Where")
+    assert verdict("constants_not_nan", where, masked, True) == (
+        False, "Where reads constant 'fill' holding NaN (replace it by a finite value)")
+    assert all(verdict("constants_not_nan", n, masked, True)[0] for n in masked.nodes if n.op != "Where")
+    zeros = read_graph(nan_fill_onnx(tmp_path / "zero.onnx", 0.0))
+    assert all(verdict("constants_not_nan", n, zeros, True)[0] for n in zeros.nodes)

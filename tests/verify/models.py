@@ -1113,3 +1113,18 @@ def zero_weighted_branch_onnx(path: Path) -> Path:
          helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 16, 32, 32])],
         [numpy_helper.from_array(v, k) for k, v in consts.items()])
     return _save_opset14(graph, path)
+
+
+def nan_fill_onnx(path: Path, fill: float) -> Path:
+    """Fracast's masking of missing steps: ``Where(IsNaN(x), fill, x)`` then a Relu; PyTorch's exporter writes
+    ``fill`` as a NaN initializer."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("IsNaN", ["x"], ["missing"], name="isnan"),
+         helper.make_node("Where", ["missing", "fill", "x"], ["filled"], name="where"),
+         helper.make_node("Relu", ["filled"], ["y"], name="relu")], "nan_fill",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])],
+        [numpy_helper.from_array(np.array(fill, np.float32), "fill")])
+    return _save_opset14(graph, path)

@@ -37,6 +37,7 @@ from tests.verify.models import (
     log10_scalings_onnx,
     max_min_expand_onnx,
     min_max_front_onnx,
+    nan_fill_onnx,
     neg_and_blocks_onnx,
     periodic_features_onnx,
     plane_reshapes_onnx,
@@ -557,3 +558,20 @@ def test_nodes_read_only_by_a_mul_by_zero_run_nowhere(rknn_installed: Rknn, tmp_
     cpu_ops, result = agreement_with_vendor(zero_weighted_branch_onnx(tmp_path / "zero.onnx"), target, tmp_path / "w")
     assert cpu_ops == {"Less": 1}
     assert result.extra["vendor_cpu"] == 1
+
+
+@pytest.mark.parametrize("fill", [float("nan"), 0.0])
+def test_a_nan_constant_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, fill: float) -> None:
+    """Fracast (held-out batch 15's first run): rknn-toolkit2's quantizer fails on a NaN constant ("cannot convert
+    float NaN to integer"), unpredicted; edgepipe now predicts it, and the same graph with a finite fill compiles."""
+    model = nan_fill_onnx(tmp_path / "fill.onnx", fill)
+    profile = load_profile("rk3576")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
+    assert result is not None
+    if fill == fill:  # finite
+        assert report.compile_blockers == [] and result.status == "ran", result
+    else:
+        assert [b.constraint for b in report.compile_blockers] == ["constants_not_nan"]
+        assert result.status == "compile_failed" and "NaN" in result.detail, result

@@ -235,3 +235,15 @@ def not_a_table_lookup(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
         return False, f"{node.op} looks up rows of constant '{table.name}' by run-time indices '{indices.name}'"
     return True, "not a table lookup"
 
+
+
+@constraint
+def constants_not_nan(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op reads no float constant holding a NaN: rknn-toolkit2 2.5.0's quantizer computes such a constant's range
+    as NaN and the build fails ("cannot convert float NaN to integer"), whatever op reads it (a Where's fill value,
+    an Add's constant; an unused one is dropped; Fracast's masking of missing steps, probed on RK3588 and RK3576).
+    Fix: replace the NaN by a finite value the model can tell from data (e.g. 0 with the mask kept)."""
+    bad = node.attrs.get("nan_constants") or []
+    if required and bad:
+        return False, f"{node.op} reads constant '{bad[0]}' holding NaN (replace it by a finite value)"
+    return True, "no NaN constant"
