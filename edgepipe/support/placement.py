@@ -56,12 +56,13 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
     """Weight dequantization runs where the ops reading the weights run (ONNX Runtime's QDQ node units).
 
     A DequantizeLinear of constant data goes to the CPU when every node reading it does. A QuantizeLinear
-    that quantizes the output of an op running on the CPU runs there too (it closes that op's node unit;
-    observed on the QNN HTP emulator for a BatchNormalization with int32 parameters). The DequantizeLinear
-    of a feature map such an op reads joins it on the CPU when the quantized tensor was written by one of
-    ``table.qdq_unit_inputs_after`` (the HTP emulator: after a Reshape, Flatten, Transpose or Unsqueeze, not
-    after a Squeeze, Add, Mul, MaxPool, Relu, Sigmoid, Slice, Concat or Resize), also when other nodes read
-    it (ONNX Runtime gives the unit its own copy). An op the accelerator does not list at all (Erf) forms no
+    that quantizes the output of an op running on the CPU runs there too when that op reads only dequantized
+    feature maps (it closes that op's node unit; observed on the QNN HTP emulator for a BatchNormalization with
+    int32 parameters). The DequantizeLinear of a feature map such an op reads joins it on the CPU when the
+    quantized tensor was written by one of ``table.qdq_unit_inputs_after`` (the HTP emulator: after a Reshape,
+    Flatten, Transpose or Unsqueeze, not after a Squeeze, Add, Mul, MaxPool, Relu, Sigmoid, Slice, Concat or
+    Resize), also when other nodes read it (ONNX Runtime gives the unit its own copy), or when the op's unit is
+    refused for its rank. An op the accelerator does not list at all (Erf) forms no
     node unit, and the Q after it runs standalone. Other Q/DQ of feature maps are ops of their own (the QNN
     HTP runs them standalone) and keep their own verdict.
     """
@@ -70,8 +71,9 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
     for node in graph.nodes:
         writer = graph.nodes[producers[node.inputs[0].name]] if (
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
-        if writer is not None and not failed[node.index] and failed[writer.index] and writer.op not in (
-                "QuantizeLinear", "DequantizeLinear") and any(f.constraint != NOT_LISTED for f in failed[writer.index]):
+        closes = writer is not None and writer.op not in ("QuantizeLinear", "DequantizeLinear") and \
+            any(f.constraint != NOT_LISTED for f in failed[writer.index])
+        if closes and writer is not None and not failed[node.index] and _reads_dequantized(graph, writer, producers):
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
                 detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
@@ -79,9 +81,10 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
     for node in graph.nodes:
         if failed[node.index] or node.op != "DequantizeLinear" or not node.inputs or node.inputs[0].constant:
             continue
-        if _quantized_writer(graph, node, producers) not in table.qdq_unit_inputs_after:
-            continue
         unit = next((closed[i] for t in node.outputs for i in consumers.get(t.name, []) if i in closed), None)
+        if _quantized_writer(graph, node, producers) not in table.qdq_unit_inputs_after and not (
+                unit is not None and _unit_refused_for_rank(unit, failed[unit.index])):
+            continue
         if unit is not None:
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Input dequantization runs where the op it opens runs.",
@@ -94,6 +97,25 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Weight dequantization runs where the ops reading it run.",
                 detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
+
+
+#: Ops whose Q/DQ ONNX Runtime drops rather than grouping into a node unit (its DropQDQ selector): their input
+#: DequantizeLinear stays a standalone op wherever the op runs.
+_DROP_QDQ_OPS = ("MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Gather", "Resize", "Slice")
+
+
+def _reads_dequantized(graph: OpGraph, node: OpNode, producers: dict[str, int]) -> bool:
+    """Whether every feature map ``node`` reads comes from a DequantizeLinear: it forms a QDQ node unit. An op
+    reading a float tensor of another op (a Sqrt after a ReduceMean) forms none, and the Q after it runs alone."""
+    sources = [graph.nodes[producers[t.name]].op for t in node.activations_in if t.name in producers]
+    return all(op == "DequantizeLinear" for op in sources)
+
+
+def _unit_refused_for_rank(unit: OpNode, reasons: list[FailedConstraint]) -> bool:
+    """Whether the accelerator refuses ``unit``'s whole node unit for the rank of its tensors (an Elu, Tanh or Sqrt
+    of rank 5 on the QNN HTP: the DequantizeLinear opening it goes to the CPU with it, whatever wrote the tensor;
+    probed), unlike an op whose Q/DQ ONNX Runtime drops (a 3-D MaxPool's input dequantization stays)."""
+    return unit.op not in _DROP_QDQ_OPS and any(f.constraint == "max_rank" for f in reasons)
 
 
 def _gelu_nodes(erf: OpNode, graph: OpGraph) -> list[OpNode] | None:

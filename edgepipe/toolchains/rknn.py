@@ -212,9 +212,13 @@ class Rknn(Toolchain):
                               text=True, timeout=self.timeout_s, check=False, cwd=workdir,
                               env={**os.environ, "RKNN_LOG_LEVEL": "4"})
         if not answer_path.is_file():
-            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("E RKNN:")]
-            if proc.returncode < 0 and errors:
-                raise CompilerAborted(-proc.returncode, errors[-1].split("]", 1)[-1].strip())
+            lines = (proc.stdout + proc.stderr).splitlines()
+            errors = [line.split("]", 1)[-1].strip() for line in lines if line.startswith("E RKNN:")]
+            # a C++ exception the native compiler does not catch ends it with SIGABRT after "what(): ..." (a 3-D
+            # MaxPool: "vector::_M_range_check"): the compiler's failure on this graph, not a broken environment
+            thrown = [line.strip() for line in lines if line.strip().startswith("what():")]
+            if proc.returncode < 0 and (errors or thrown):
+                raise CompilerAborted(-proc.returncode, (errors or thrown)[-1])
             raise OSError(f"the RKNN runner exited with code {proc.returncode} and no answer: "
                           f"{last_line(proc.stderr or proc.stdout)}")
         last = "\n".join(stream.rpartition(ATTEMPT_MARKER)[2] for stream in (proc.stdout, proc.stderr))

@@ -1128,3 +1128,31 @@ def nan_fill_onnx(path: Path, fill: float) -> Path:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])],
         [numpy_helper.from_array(np.array(fill, np.float32), "fill")])
     return _save_opset14(graph, path)
+
+
+def conv3d_net_onnx(path: Path, pool: str, activation: str) -> Path:
+    """PhysNet's 3-D blocks, float, [1, 3, 8, 8, 8] in: Conv3D(3->8) -> Relu -> ``pool`` [1, 2, 2] -> Conv3D(8->8) ->
+    ``activation`` -> Conv3D(8->8) -> ReduceMean over D, H, W -> Sqrt (a reduce_std, float between the two
+    reductions)."""
+    from onnx import TensorProto, helper, numpy_helper, save_model
+
+    rng = np.random.default_rng(0)
+    weights = {"w1": (8, 3, 3, 3, 3), "w2": (8, 8, 3, 3, 3), "w3": (8, 8, 3, 3, 3)}
+    inits = [numpy_helper.from_array(rng.normal(0, 0.2, shape).astype(np.float32), name)
+             for name, shape in weights.items()]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1] * 6, name="conv1"),
+         helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+         helper.make_node(pool, ["r1"], ["p"], kernel_shape=[1, 2, 2], strides=[1, 2, 2], name="pool"),
+         helper.make_node("Conv", ["p", "w2"], ["c2"], pads=[1] * 6, name="conv2"),
+         helper.make_node(activation, ["c2"], ["a"], name="activation"),
+         helper.make_node("Conv", ["a", "w3"], ["c3"], pads=[1] * 6, name="conv3"),
+         helper.make_node("ReduceMean", ["c3"], ["m"], axes=[2, 3, 4], keepdims=1, name="mean"),
+         helper.make_node("Abs", ["m"], ["m_abs"], name="abs"),
+         helper.make_node("Sqrt", ["m_abs"], ["y"], name="sqrt")], "conv3d_net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    save_model(model, str(path))
+    return path

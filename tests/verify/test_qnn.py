@@ -12,7 +12,7 @@ from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains.qnn import QnnHtp
 from edgepipe.verify import vendor_verification
-from tests.verify.models import conv_net_onnx, norm_after_onnx, qdq_onnx, recurrent_onnx
+from tests.verify.models import conv3d_net_onnx, conv_net_onnx, norm_after_onnx, qdq_onnx, recurrent_onnx
 
 SHAPE = (1, 3, 16, 16)
 
@@ -220,3 +220,19 @@ def test_ops_on_raw_int8_data_run_on_the_cpu(tmp_path: Path, ids_dtype: int) -> 
     assert result is not None and result.status == "ran", result
     assert report.cpu_ops == {"Gather": 1, "Transpose": 1, "DequantizeLinear": 1}
     assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize(("pool", "activation"), [("MaxPool", "Elu"), ("AveragePool", "Tanh")])
+def test_rank_5_ops_the_htp_refuses_run_on_the_cpu_with_their_node_units(tmp_path: Path, pool: str,
+                                                                         activation: str) -> None:
+    """PhysNet (held-out batch 15's first run, 129 of 142 nodes): on rank-5 tensors the HTP runs a 3-D MaxPool, an
+    ELU, a Tanh and a Sqrt on the CPU, with the Q after each and the DQ opening the ELU's or Tanh's unit (not the
+    MaxPool's, whose Q/DQ ONNX Runtime drops); a 3-D AveragePool and ReduceMean stay on it, and the Q after a Sqrt that
+    reads a float ReduceMean (no node unit) runs there too. edgepipe said accelerator for all of them."""
+    model = qdq_onnx(conv3d_net_onnx(tmp_path / "f.onnx", pool, activation), tmp_path / "q.onnx", (1, 3, 8, 8, 8))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["activation"] == placed["sqrt"] == "cpu" and placed["mean"] == "accelerator"
+    assert placed["pool"] == ("cpu" if pool == "MaxPool" else "accelerator")

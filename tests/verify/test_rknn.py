@@ -26,6 +26,7 @@ from tests.verify.models import (
     cast_of_input_onnx,
     channel_gate_onnx,
     channel_pads_onnx,
+    conv3d_net_onnx,
     conv_net_onnx,
     default_constant_of_shape_onnx,
     focus_onnx,
@@ -575,3 +576,22 @@ def test_a_nan_constant_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp
     else:
         assert [b.constraint for b in report.compile_blockers] == ["constants_not_nan"]
         assert result.status == "compile_failed" and "NaN" in result.detail, result
+
+
+@pytest.mark.parametrize("pool", ["MaxPool", "AveragePool"])
+def test_a_3d_max_pool_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, pool: str) -> None:
+    """PhysNet (held-out batch 15's first run): a 3-D MaxPool aborts rknn-toolkit2's compiler (SIGABRT after
+    "what(): vector::_M_range_check"), which edgepipe once reported as a broken environment; it is now a predicted
+    compile failure. The same network with a 3-D AveragePool builds and agrees."""
+    model = conv3d_net_onnx(tmp_path / "net.onnx", pool, "Elu")
+    profile = load_profile("rk3588")
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
+    assert result is not None
+    if pool == "MaxPool":
+        assert [b.constraint for b in report.compile_blockers] == ["max_rank"]
+        assert result.status == "compile_failed" and "_M_range_check" in result.detail, result
+    else:
+        assert report.compile_blockers == [] and result.status == "ran", result
+        assert result.agree == result.compared == report.nodes, result.disagreements
