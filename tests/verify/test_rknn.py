@@ -533,22 +533,28 @@ def test_an_int32_mul_and_a_table_lookup_by_int32_ids_run_on_the_cpu(rknn_instal
     assert cpu_ops.get("Mul") == cpu_ops.get("Gather") == 1 and "Add" not in cpu_ops
 
 
+def _blocked_as_predicted(model: Path, target: str, work: Path, blocker: str | None, message: str) -> None:
+    """``model`` on ``target``: with ``blocker``, edgepipe predicts a compile failure for that constraint alone and
+    rknn-toolkit2 fails with ``message`` in its detail; without, nothing is predicted and the toolkit builds it."""
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, work, graph)
+    assert result is not None
+    if blocker is None:
+        assert report.compile_blockers == [] and result.status == "ran", result
+    else:
+        assert [b.constraint for b in report.compile_blockers] == [blocker]
+        assert result.status == "compile_failed" and message in result.detail, result
+
+
 @pytest.mark.parametrize("with_value", [False, True])
 def test_a_constant_of_shape_without_its_value_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path,
                                                                             with_value: bool) -> None:
     """SwiftF0 (held-out batch 14's first run): rknn-toolkit2's loader fails on a ConstantOfShape that leaves
     ``value`` to the default; edgepipe now predicts it, and the same node with the value written compiles."""
-    model = default_constant_of_shape_onnx(tmp_path / "zeros.onnx", with_value)
-    profile = load_profile("rk3588")
-    graph = read_graph(model)
-    report = check_graph(graph, profile)
-    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
-    assert result is not None
-    if with_value:
-        assert report.compile_blockers == [] and result.status == "ran", result
-    else:
-        assert [b.constraint for b in report.compile_blockers] == ["value_attribute_written"]
-        assert result.status == "compile_failed" and "data_type" in result.detail, result
+    _blocked_as_predicted(default_constant_of_shape_onnx(tmp_path / "zeros.onnx", with_value), "rk3588",
+                          tmp_path / "w", None if with_value else "value_attribute_written", "data_type")
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
@@ -565,17 +571,9 @@ def test_nodes_read_only_by_a_mul_by_zero_run_nowhere(rknn_installed: Rknn, tmp_
 def test_a_nan_constant_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, fill: float) -> None:
     """Fracast (held-out batch 15's first run): rknn-toolkit2's quantizer fails on a NaN constant ("cannot convert
     float NaN to integer"), unpredicted; edgepipe now predicts it, and the same graph with a finite fill compiles."""
-    model = nan_fill_onnx(tmp_path / "fill.onnx", fill)
-    profile = load_profile("rk3576")
-    graph = read_graph(model)
-    report = check_graph(graph, profile)
-    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
-    assert result is not None
-    if fill == fill:  # finite
-        assert report.compile_blockers == [] and result.status == "ran", result
-    else:
-        assert [b.constraint for b in report.compile_blockers] == ["constants_not_nan"]
-        assert result.status == "compile_failed" and "NaN" in result.detail, result
+    finite = fill == fill
+    _blocked_as_predicted(nan_fill_onnx(tmp_path / "fill.onnx", fill), "rk3576", tmp_path / "w",
+                          None if finite else "constants_not_nan", "NaN")
 
 
 @pytest.mark.parametrize("pool", ["MaxPool", "AveragePool"])
@@ -584,14 +582,7 @@ def test_a_3d_max_pool_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_
     "what(): vector::_M_range_check"), which edgepipe once reported as a broken environment; it is now a predicted
     compile failure. The same network with a 3-D AveragePool builds and agrees."""
     model = conv3d_net_onnx(tmp_path / "net.onnx", pool, "Elu")
-    profile = load_profile("rk3588")
-    graph = read_graph(model)
-    report = check_graph(graph, profile)
-    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
-    assert result is not None
     if pool == "MaxPool":
-        assert [b.constraint for b in report.compile_blockers] == ["max_rank"]
-        assert result.status == "compile_failed" and "_M_range_check" in result.detail, result
+        _blocked_as_predicted(model, "rk3588", tmp_path / "w", "max_rank", "_M_range_check")
     else:
-        assert report.compile_blockers == [] and result.status == "ran", result
-        assert result.agree == result.compared == report.nodes, result.disagreements
+        agreement_with_vendor(model, "rk3588", tmp_path / "w")  # builds, and agrees on every node
