@@ -64,6 +64,7 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
     for artifact in floats:
         if artifact.precision != "fp32":  # a model shipped quantized is not quantized again
             continue
+
         def quantize(chosen: QuantRecipe, artifact: Artifact = artifact) -> Artifact | None:
             return _quantize_one(artifact, graph, folder, scratch, calibration, chosen)
 
@@ -158,11 +159,11 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
             stages.fail(STAGE, failure)
             gated = False  # the ladder broke in a tool: plain PTQ per format, each contained on its own
     if not gated:
+        from edgepipe.quantize.ladder_context import LadderSettings
         from edgepipe.quantize.settings import start_recipe
 
         recipe = start_recipe(config) if config is not None else DEFAULT_RECIPE
-        allowed = ladder_settings(config, inputs.targets).granularities if config is not None else \
-            ("per-channel", "per-tensor")
+        allowed = (ladder_settings(config, inputs.targets) if config is not None else LadderSettings()).granularities
         try:
             with contained(ORT_QUANTIZER):
                 notes = _onnx_preparation(floats, inputs, scratch)
