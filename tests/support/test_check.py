@@ -165,3 +165,30 @@ def test_a_fused_gelu_follows_the_op_before_it_onto_the_cpu(tmp_path: Path) -> N
         if gelu == "cpu":
             assert placed["gelu_erf"].failed[0].detail == (
                 "Erf is part of a GELU after ConvTranspose 'up', which runs on the CPU")
+
+
+def test_a_conv1d_input_reshaped_twice_is_judged_as_the_one_reshape_the_toolkit_makes(tmp_path: Path) -> None:
+    """rk3588 (reshape_layout_aligned): an Unsqueeze read only by a Reshape is judged by the shape the two end
+    with, as the toolkit merges them: [1, 500, 1] -> [1, 1, 1, 500] reads a plane of 500 elements (CPU), of 496 on
+    the NPU; the second reshape only moves axes of size 1."""
+    from tests.verify.models import conv1d_input_onnx
+
+    for length, expected in ((500, "cpu"), (496, "accelerator")):
+        report = check_model(conv1d_input_onnx(tmp_path / f"c{length}.onnx", length), load_profile("rk3588"))
+        placed = {v.name: v for v in report.node_verdicts}
+        assert placed["unsqueeze"].placement == expected and placed["reshape"].placement == "accelerator"
+    cpu = check_model(conv1d_input_onnx(tmp_path / "c500.onnx", 500), load_profile("rk3588")).node_verdicts[0]
+    assert cpu.failed[0].detail == ("gives [1, 500, 1] a fourth axis with the reshape after it: an H x W plane of "
+                                    "500 elements, not a multiple of 16")
+
+
+def test_small_dense_layers_take_the_reshape_before_them_in(tmp_path: Path) -> None:
+    """rk3588: a reshape to one row read only by a Gemm or a MatMul of constant weights runs with it on the NPU,
+    however few its elements (reshape_layout_aligned); a MatMul of 3 columns writing a graph output runs on the CPU
+    as a Gemm does (output_columns_multiple)."""
+    from tests.verify.models import small_dense_heads_onnx
+
+    report = check_model(small_dense_heads_onnx(tmp_path / "heads.onnx"), load_profile("rk3588"))
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["squeeze"] == placed["flatten"] == placed["dense"] == placed["gemm"] == "accelerator"
+    assert placed["head"] == "cpu"

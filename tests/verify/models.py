@@ -913,6 +913,51 @@ def spectrogram_channel_onnx(path: Path, rows: int, columns: int, axis: int = 1)
     return _save_opset14(graph, path)
 
 
+def conv1d_input_onnx(path: Path, length: int) -> Path:
+    """A Keras Conv1D's input as tf2onnx writes it (ecg-quality's Omni-Scale CNN): a [1, length, 1] graph input
+    unsqueezed to [1, 1, length, 1], reshaped to [1, 1, 1, length] and read by a 1 x 3 Conv of 4 filters."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(4, 1, 1, 3)).astype(np.float32) * 0.3
+    graph = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["u"], name="unsqueeze"),
+         helper.make_node("Reshape", ["u", "shape"], ["r"], name="reshape"),
+         helper.make_node("Conv", ["r", "w"], ["y"], pads=[0, 1, 0, 1], name="conv")], "conv1d_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, length, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array([-3], np.int64), "axes"),
+         numpy_helper.from_array(np.array([1, 1, 1, length], np.int64), "shape")])
+    return _save_opset14(graph, path)
+
+
+def small_dense_heads_onnx(path: Path) -> Path:
+    """Small fully connected heads: a 1-D Conv of 2 channels, global average pooling and its [1, 2, 1] squeezed to
+    [1, 2] for a Gemm of 16 units (ecg-quality's head), a [1, 4, 1, 1] flattened for a MatMul of 16 columns, and a
+    MatMul of 3 columns writing a graph output."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = {"w": rng.normal(size=(2, 2, 3)), "gw": rng.normal(size=(16, 2)), "gb": np.zeros(16),
+             "w4": rng.normal(size=(4, 4, 3, 3)), "mw": rng.normal(size=(4, 16)), "hw": rng.normal(size=(16, 3)),
+             "axes": np.array([2], np.int64)}
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1], name="conv1d"),
+         helper.make_node("GlobalAveragePool", ["c"], ["g"], name="pool1d"),
+         helper.make_node("Squeeze", ["g", "axes"], ["s"], name="squeeze"),
+         helper.make_node("Gemm", ["s", "gw", "gb"], ["y1"], transB=1, name="gemm"),
+         helper.make_node("Conv", ["x4", "w4"], ["c4"], pads=[1, 1, 1, 1], name="conv2d"),
+         helper.make_node("GlobalAveragePool", ["c4"], ["g4"], name="pool2d"),
+         helper.make_node("Flatten", ["g4"], ["f4"], name="flatten"),
+         helper.make_node("MatMul", ["f4", "mw"], ["y2"], name="dense"),
+         helper.make_node("MatMul", ["y2", "hw"], ["y3"], name="head")], "small_dense_heads",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 50]),
+         helper.make_tensor_value_info("x4", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("y1", "y3")],
+        [numpy_helper.from_array(value if value.dtype == np.int64 else (value * 0.3).astype(np.float32), name)
+         for name, value in inits.items()])
+    return _save_opset14(graph, path)
+
+
 def periodic_features_onnx(path: Path, op: str) -> Path:
     """A [1, 8, 16, 16] feature map through a Conv, ``op`` (Sin or Cos) and a Conv: BirdNET's species-range model
     encodes latitude, longitude and week as sines of them."""

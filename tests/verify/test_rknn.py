@@ -26,6 +26,7 @@ from tests.verify.models import (
     cast_of_input_onnx,
     channel_gate_onnx,
     channel_pads_onnx,
+    conv1d_input_onnx,
     conv3d_net_onnx,
     conv_net_onnx,
     default_constant_of_shape_onnx,
@@ -44,6 +45,7 @@ from tests.verify.models import (
     plane_reshapes_onnx,
     run_time_divisions_onnx,
     runtime_if_onnx,
+    small_dense_heads_onnx,
     spectrogram_channel_onnx,
     spp_onnx,
     stacked_rows_onnx,
@@ -586,3 +588,25 @@ def test_a_3d_max_pool_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_
         _blocked_as_predicted(model, "rk3588", tmp_path / "w", "max_rank", "_M_range_check")
     else:
         agreement_with_vendor(model, "rk3588", tmp_path / "w")  # builds, and agrees on every node
+
+
+@pytest.mark.parametrize(("target", "length", "cpu_ops"), [
+    ("rk3588", 500, {"Unsqueeze": 1}), ("rk3588", 496, {}), ("rk3576", 500, {})])
+def test_a_conv1d_input_reshaped_twice_is_placed_as_one_reshape_on_rk3588(rknn_installed: Rknn, tmp_path: Path,
+                                                                          target: str, length: int,
+                                                                          cpu_ops: dict[str, int]) -> None:
+    """ecg-quality's Omni-Scale CNN (held-out batch 15: one of its two disagreements on RK3588): the toolkit merges
+    the Unsqueeze and the Reshape after it into one [1, L, 1] -> [1, 1, 1, L] layer, on RK3588's CPU unless L is a
+    multiple of 16; edgepipe placed the Unsqueeze as merged, on the NPU."""
+    model = conv1d_input_onnx(tmp_path / "conv1d.onnx", length)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"MatMul": 1}), ("rk3576", {})])
+def test_reshapes_into_small_dense_layers_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                         cpu_ops: dict[str, int]) -> None:
+    """ecg-quality's head (held-out batch 15): a [1, 2, 1] pooled vector squeezed for a Gemm merges into the
+    reshape the toolkit puts before the Gemm's 1 x 1 Conv (edgepipe said CPU, as for any reshape of 2 elements); a
+    MatMul of 3 columns at a graph output ends on RK3588's CPU as a Gemm does."""
+    model = small_dense_heads_onnx(tmp_path / "heads.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops

@@ -377,15 +377,18 @@ def channel_pad_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
 
 @constraint
 def output_columns_multiple(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
-    """A Gemm that writes a graph output writes a number of columns that is a multiple of {param} (rknn-toolkit2
-    2.5.0 runs a Gemm as a Conv; the Reshape back to 2-D it adds at a graph output of other widths, a 1000-class
-    head or a hand-presence score, runs on the CPU)."""
+    """A Gemm, or a MatMul with constant weights, that writes a 2-D graph output writes a number of columns that is a
+    multiple of {param} (rknn-toolkit2 2.5.0 runs either as a Conv; the Reshape back to 2-D it adds at a graph output
+    of other widths, a 1000-class head or a hand-presence score, runs on the CPU; a MatMul probed with 3 columns)."""
+    if node.op == "MatMul" and not _fully_connected(node):
+        return True, "a MatMul of two activations"
     names = graph.output_names()
     written = [t for t in node.outputs if t.name in names and t.shape is not None and len(t.shape) == 2]
     columns = written[0].shape[-1] if written else None  # type: ignore[index]
     if not isinstance(columns, int) or columns % multiple == 0:
         return True, "not a 2-D graph output" if columns is None else f"{columns} columns"
-    return False, f"Gemm writes graph output '{written[0].name}' of {columns} columns, not a multiple of {multiple}"
+    return False, (f"{node.op} writes graph output '{written[0].name}' of {columns} columns, "
+                   f"not a multiple of {multiple}")
 
 
 @constraint
@@ -540,6 +543,28 @@ def _single_column_head(node: OpNode, graph: OpGraph) -> int | None:
     return shape[0]
 
 
+def _fully_connected(node: OpNode) -> bool:
+    """Whether ``node`` is a Gemm or a MatMul with constant weights (rknn-toolkit2 runs it as a 1 x 1 Conv behind a
+    reshape of its own, which a reshape before it merges into)."""
+    return node.op == "Gemm" or node.op == "MatMul" and len(node.inputs) == 2 and node.inputs[1].constant
+
+
+def _merged_reshape_output(readers: list[OpNode], graph: OpGraph) -> tuple[list[int], list[OpNode]] | None:
+    """(the static shape a chain of reshapes ends with, the ops reading it) when ``readers`` is one reshape and each
+    reshape after it has one reshape reader or none (rknn-toolkit2 merges such a chain into one Reshape layer);
+    None otherwise."""
+    current = readers
+    for _ in range(len(graph.nodes)):
+        if len(current) != 1 or current[0].op not in _RESHAPES or not current[0].outputs:
+            return None
+        after = _readers_through_no_ops(current[0], graph)
+        if not after or not all(r.op in _RESHAPES for r in after):
+            final = _ints(current[0].outputs[0].shape)
+            return (final, after) if final is not None else None
+        current = after
+    return None
+
+
 @constraint
 def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
     """A reshape of a 4-D tensor [N, C, H, W] to 4-D or to a graph output keeps W as the last axis of a 4-D output or
@@ -572,13 +597,24 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if written is None or shape is None or out is None:
         return True, "no static shapes"
     readers = _readers_through_no_ops(node, graph)
-    if readers and all(r.op in _RESHAPES for r in readers):
-        return True, "merged with the reshape after it"
     source = _writer(node, graph, 0)
+    if readers and all(r.op in _RESHAPES for r in readers):
+        final = _merged_reshape_output(readers, graph)
+        if len(shape) == 3 and final is not None and len(final[0]) == 4 and \
+                (source is None or _layout_source(source, graph) is None) and \
+                not all(r.op == "Transpose" for r in final[1]):
+            area = final[0][2] * final[0][3]
+            return area % multiple == 0, (f"gives {shape} a fourth axis with the reshape after it: an H x W plane "
+                                          f"of {area} elements" + ("" if area % multiple == 0 else
+                                                                   f", not a multiple of {multiple}"))
+        return True, "merged with the reshape after it"
     state_in = source is None and data is not None and data.name in graph.input_names() and \
         any(r.op in RECURRENT_OPS for r in readers)
     if state_in or source is not None and source.op in RECURRENT_OPS:
         return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
+    if len(out) == 2 and out[0] == 1 and readers and all(_fully_connected(r) for r in readers) and \
+            written.name not in graph.output_names():
+        return True, f"flattens {shape} into the input row of a fully connected layer, which takes it in"
     small = (False, f"{node.op} writes '{written.name}' of {written.elements} elements < {multiple}")
     sides = _column_side(node, graph, shape, out)
     if sides is not None:
