@@ -958,6 +958,29 @@ def small_dense_heads_onnx(path: Path) -> Path:
     return _save_opset14(graph, path)
 
 
+def bool_mask_pad_onnx(path: Path) -> Path:
+    """A bool mask padded by one step each side (Fracast's ``valid`` mask before its local-maximum test): x > 0 on a
+    [1, 1022] input, Pad with False to [1, 1024], And with a shifted copy of itself, Cast to float; beside it the
+    float x padded the same way."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads"),
+             numpy_helper.from_array(np.array(False), "false"),
+             numpy_helper.from_array(np.array([0, 2, 0, 0], np.int64), "shift")]
+    graph = helper.make_graph(
+        [helper.make_node("Greater", ["x", "zero"], ["positive"], name="greater"),
+         helper.make_node("Pad", ["positive", "pads", "false"], ["padded"], name="mask_pad"),
+         helper.make_node("Pad", ["positive", "shift", "false"], ["shifted"], name="mask_shift"),
+         helper.make_node("And", ["padded", "shifted"], ["both"], name="and"),
+         helper.make_node("Cast", ["both"], ["y1"], to=TensorProto.FLOAT, name="cast"),
+         helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Pad", ["r", "pads"], ["y2"], name="float_pad")], "bool_mask_pad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1022])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("y1", "y2")], inits)
+    return _save_opset14(graph, path)
+
+
 def periodic_features_onnx(path: Path, op: str) -> Path:
     """A [1, 8, 16, 16] feature map through a Conv, ``op`` (Sin or Cos) and a Conv: BirdNET's species-range model
     encodes latitude, longitude and week as sines of them."""

@@ -236,3 +236,17 @@ def test_rank_5_ops_the_htp_refuses_run_on_the_cpu_with_their_node_units(tmp_pat
     placed = {v.name: v.placement for v in report.node_verdicts}
     assert placed["activation"] == placed["sqrt"] == "cpu" and placed["mean"] == "accelerator"
     assert placed["pool"] == ("cpu" if pool == "MaxPool" else "accelerator")
+
+
+def test_a_pad_of_bool_data_runs_on_the_cpu(tmp_path: Path) -> None:
+    """Fracast (held-out batch 15, its two mobile-npu disagreements): the HTP pads its bool ``valid`` mask on the CPU
+    (edgepipe said accelerator); the And and Cast after it, and a Pad of float data, run on the HTP."""
+    from tests.verify.models import bool_mask_pad_onnx
+
+    model = qdq_onnx(bool_mask_pad_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 1022))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["mask_pad"] == placed["mask_shift"] == "cpu"
+    assert placed["and"] == placed["cast"] == placed["float_pad"] == "accelerator"
