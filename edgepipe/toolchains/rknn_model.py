@@ -5,8 +5,9 @@ and where it can run: nodes carry edgepipe's names (so the compiler's layer tabl
 condition is known once the input shapes are static is replaced by the branch it takes
 (:mod:`edgepipe.support.onnx_branches`), infinite float constants become finite (:func:`finite_constants`),
 long tensor names become short ones (:func:`short_tensor_names`), inputs no node reads are dropped
-(:func:`drop_unread_inputs`) and recurrent ops lose a ``layout`` attribute that only restates the default
-(:func:`drop_default_layout`). An ``If`` whose condition is only known at run
+(:func:`drop_unread_inputs`), recurrent ops lose a ``layout`` attribute that only restates the default
+(:func:`drop_default_layout`) and normalizations state the default ``epsilon`` they leave out
+(:func:`explicit_default_epsilon`). An ``If`` whose condition is only known at run
 time is left as it is and named in :attr:`ToolkitModel.runtime_ifs`, and a ``Loop`` in
 :attr:`ToolkitModel.loops`, so a failure in them can be reported as such.
 """
@@ -61,6 +62,7 @@ def toolkit_model(model: Path, graph: OpGraph, out: Path) -> ToolkitModel:
     inline_known_branches(proto)
     finite_constants(proto)
     drop_default_layout(proto)
+    explicit_default_epsilon(proto)
     unread = drop_unread_inputs(proto)
     renamed = short_tensor_names(proto)
     onnx.save(proto, str(out))
@@ -104,6 +106,27 @@ def drop_default_layout(proto: onnx.ModelProto) -> int:
                 node.attribute.extend(kept)
                 dropped += 1
     return dropped
+
+
+#: Normalizations whose ``epsilon`` defaults to 1e-5 and that rknn-toolkit2 reads as an attribute.
+_EPSILON_DEFAULTS = {"LayerNormalization": 1e-5}
+
+
+def explicit_default_epsilon(proto: onnx.ModelProto) -> int:
+    """Give every normalization in ``proto`` that leaves ``epsilon`` out the default it stands for (the same
+    computation); returns how many. rknn-toolkit2 2.5.0's ``convert_layernorm_to_exnorm`` looks the attribute up
+    and fails without it (``KeyError``), and with that rule disabled runs the LayerNormalization on the CPU; with
+    ``epsilon`` written it runs on the NPU of both SoCs (probed)."""
+    from onnx import helper
+
+    written = 0
+    for graph in _graphs(proto.graph):
+        for node in graph.node:
+            default = _EPSILON_DEFAULTS.get(node.op_type)
+            if default is not None and not any(a.name == "epsilon" for a in node.attribute):
+                node.attribute.append(helper.make_attribute("epsilon", default))
+                written += 1
+    return written
 
 
 def finite_constants(proto: onnx.ModelProto) -> list[str]:

@@ -713,10 +713,15 @@ def cast_of_input_onnx(path: Path, dtype: int) -> Path:
 
 def _save_opset14(graph: object, path: Path) -> Path:
     """``graph`` saved at ``path`` as an opset-14, IR-8 model (what rknn-toolkit2's ONNX 1.18 reads)."""
+    return _save_opset(graph, path, 14)
+
+
+def _save_opset(graph: object, path: Path, opset: int) -> Path:
+    """``graph`` saved at ``path`` as an IR-8 model of ``opset``."""
     import onnx
     from onnx import helper
 
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.save(model, path)
     return path
@@ -979,6 +984,26 @@ def bool_mask_pad_onnx(path: Path) -> Path:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1022])],
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("y1", "y2")], inits)
     return _save_opset14(graph, path)
+
+
+def conv_then_onnx(path: Path, shape: list[int], op: str, constants: dict[str, np.ndarray] | None = None,
+                   **attrs: object) -> Path:
+    """A Conv over ``shape`` (3-D or 4-D, same channels), then ``op`` reading its output and ``constants`` (in that
+    order), then a Relu: one op of a real network, probed inside a graph rather than at its ends."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    constants = constants or {}
+    kernel = [3] * (len(shape) - 2)
+    weights = np.random.default_rng(0).normal(size=(shape[1], shape[1], *kernel)).astype(np.float32) * 0.2
+    operands = ["a", "a"] if op == "Einsum" else ["a", *constants]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1] * 2 * len(kernel), name="conv"),
+         helper.make_node(op, operands, ["b"], name="op", **attrs),
+         helper.make_node("Relu", ["b"], ["y"], name="relu")], f"conv_then_{op}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(weights, "w"), *(numpy_helper.from_array(v, k) for k, v in constants.items())])
+    return _save_opset(graph, path, 17)
 
 
 def periodic_features_onnx(path: Path, op: str) -> Path:

@@ -250,3 +250,40 @@ def test_a_pad_of_bool_data_runs_on_the_cpu(tmp_path: Path) -> None:
     placed = {v.name: v.placement for v in report.node_verdicts}
     assert placed["mask_pad"] == placed["mask_shift"] == "cpu"
     assert placed["and"] == placed["cast"] == placed["float_pad"] == "accelerator"
+
+
+@pytest.mark.parametrize(("shape", "op", "attrs", "placed"), [
+    ([1, 4, 16, 8], "Einsum", {"equation": "bhid,bhjd->bhij"}, "cpu"),
+    ([1, 64, 16], "Einsum", {"equation": "bij,bkj->bik"}, "cpu"),
+    ([1, 64, 16], "CumSum", {}, "cpu"),
+    ([1, 16, 8, 8], "Selu", {}, "accelerator")])
+def test_einsum_and_an_int8_cumsum_run_on_the_cpu_and_selu_on_the_htp(tmp_path: Path, shape: list[int], op: str,
+                                                                     attrs: dict[str, Any], placed: str) -> None:
+    """An op sweep on the emulator (session 14): every Einsum runs on the CPU (a BERT's did in held-out batch 5), an
+    int8 CumSum too, with the QuantizeLinear after it; a Selu on the HTP. edgepipe said the opposite of each."""
+    import numpy as np
+
+    from tests.verify.models import conv_then_onnx
+
+    constants = {"axis": np.array(2, np.int64)} if op == "CumSum" else {}
+    model = qdq_onnx(conv_then_onnx(tmp_path / "f.onnx", shape, op, constants, **attrs), tmp_path / "q.onnx",
+                     tuple(shape))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert {v.name: v.placement for v in report.node_verdicts}["op"] == placed
+
+
+def test_an_int8_instance_norm_with_an_int32_bias_is_a_predicted_compile_failure(tmp_path: Path) -> None:
+    """ONNX Runtime's quantizer writes an InstanceNormalization's bias as int32; the QNN EP then leaves the node it
+    asked to be made NHWC and the session fails. edgepipe names it as a compile blocker; the emulator confirms."""
+    import numpy as np
+
+    from tests.verify.models import conv_then_onnx
+
+    constants = {"scale": np.ones(16, np.float32), "bias": np.full(16, 0.1, np.float32)}
+    model = qdq_onnx(conv_then_onnx(tmp_path / "f.onnx", [1, 16, 8, 8], "InstanceNormalization", constants),
+                     tmp_path / "q.onnx", (1, 16, 8, 8))
+    report, result = _verify(model, tmp_path / "work")
+    assert [b.node for b in report.compile_blockers] == ["op"]
+    assert result is not None and result.status == "compile_failed", result

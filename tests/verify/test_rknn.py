@@ -29,6 +29,7 @@ from tests.verify.models import (
     conv1d_input_onnx,
     conv3d_net_onnx,
     conv_net_onnx,
+    conv_then_onnx,
     default_constant_of_shape_onnx,
     focus_onnx,
     gemm_heads_onnx,
@@ -609,4 +610,57 @@ def test_reshapes_into_small_dense_layers_run_on_the_npu(rknn_installed: Rknn, t
     reshape the toolkit puts before the Gemm's 1 x 1 Conv (edgepipe said CPU, as for any reshape of 2 elements); a
     MatMul of 3 columns at a graph output ends on RK3588's CPU as a Gemm does."""
     model = small_dense_heads_onnx(tmp_path / "heads.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_a_layer_norm_without_epsilon_is_given_the_default_and_runs_on_the_npu(rknn_installed: Rknn, tmp_path: Path,
+                                                                              target: str) -> None:
+    """The toolkit's LayerNormalization rewrite fails on a node that leaves ``epsilon`` to its default (KeyError;
+    with the rule disabled it ran on the CPU): the copy the toolkit compiles states the default, and it runs on the
+    NPU as edgepipe says."""
+    import numpy as np
+    import onnx
+
+    from edgepipe.toolchains.rknn_model import toolkit_model
+
+    constants = {"scale": np.ones(16, np.float32), "bias": np.zeros(16, np.float32)}
+    model = conv_then_onnx(tmp_path / "ln.onnx", [1, 64, 16], "LayerNormalization", constants, axis=-1)
+    prepared = toolkit_model(model, read_graph(model), tmp_path / "named.onnx")
+    norm = next(n for n in onnx.load(str(prepared.path)).graph.node if n.op_type == "LayerNormalization")
+    assert [a.f for a in norm.attribute if a.name == "epsilon"] == [np.float32(1e-5)]
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {}
+
+
+@pytest.mark.parametrize(("target", "size", "cpu_ops"), [
+    ("rk3588", 15, {}), ("rk3588", 16, {"Resize": 1}), ("rk3576", 22, {}), ("rk3576", 12, {"Resize": 1})])
+def test_a_corner_aligned_resize_needs_whole_steps(rknn_installed: Rknn, tmp_path: Path, target: str, size: int,
+                                                   cpu_ops: dict[str, int]) -> None:
+    """An op sweep (session 14): a linear Resize with align_corners from 8 x 8 runs on the NPU when (out - 1) /
+    (in - 1) is whole (15, 22), on the CPU otherwise (12, 16); edgepipe said NPU for all."""
+    import numpy as np
+
+    sizes = {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32),
+             "sizes": np.array([1, 16, size, size], np.int64)}
+    model = conv_then_onnx(tmp_path / "rz.onnx", [1, 16, 8, 8], "Resize", sizes, mode="linear",
+                           coordinate_transformation_mode="align_corners")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("target", "op", "constants", "attrs", "cpu_ops"), [
+    ("rk3588", "AveragePool", {}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, {"AveragePool": 1}),
+    ("rk3576", "AveragePool", {}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
+     {"AveragePool": 1}),
+    ("rk3588", "AveragePool", {}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}, {}),
+    ("rk3576", "Softplus", {}, {}, {}),
+    ("rk3588", "CumSum", {"axis": "last"}, {}, {})])
+def test_swept_ops_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path, target: str, op: str,
+                                              constants: dict[str, str], attrs: dict[str, object],
+                                              cpu_ops: dict[str, int]) -> None:
+    """An op sweep (session 14): a padded average pooling that leaves the padding out of its divisor runs on the
+    CPU, one that counts it on the NPU; Softplus and CumSum run on the NPU (edgepipe said NPU, NPU, CPU, CPU)."""
+    import numpy as np
+
+    values = {"axis": np.array(3, np.int64)} if constants else {}
+    model = conv_then_onnx(tmp_path / "op.onnx", [1, 16, 8, 8], op, values, **attrs)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops

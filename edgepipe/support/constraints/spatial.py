@@ -158,3 +158,41 @@ def dilated_reach_channels_max(node: OpNode, graph: OpGraph, limit: int) -> Verd
     worst = channels * reach
     return worst < limit, (f"{node.op} dilated reach {reach} x {channels} channels = {worst} >= {limit}"
                            if worst >= limit else f"reach {reach} x {channels} channels")
+
+
+def _text(value: object) -> str:
+    """An ONNX string attribute as text (the reader keeps it as bytes)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+@constraint
+def align_corners_whole_steps(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A linear or cubic Resize that aligns corners steps a whole number of input pixels per output pixel on every
+    resized axis: (out - 1) / (in - 1) is an integer (rknn-toolkit2 2.5.0 runs 8 -> 15, 22 or 29 on the NPU of both
+    SoCs and 8 -> 4, 12 or 16 on their CPU; other coordinate modes and nearest resizing on the NPU; probed)."""
+    mode = _text(node.attrs.get("mode", "nearest"))
+    if not required or mode == "nearest" or \
+            _text(node.attrs.get("coordinate_transformation_mode", "half_pixel")) != "align_corners":
+        return True, "does not align corners" if mode != "nearest" else "nearest"
+    shape_in = node.inputs[0].shape if node.inputs else None
+    shape_out = node.outputs[0].shape if node.outputs else None
+    sizes_in = [int(d) for d in shape_in if d is not None] if shape_in else []
+    sizes_out = [int(d) for d in shape_out if d is not None] if shape_out else []
+    if not sizes_in or len(sizes_in) != len(shape_in or ()) or len(sizes_out) != len(sizes_in):
+        return True, "no static shapes"
+    for before, after in zip(sizes_in, sizes_out, strict=True):
+        if before != after and (before in (0, 1) or (after - 1) % (before - 1)):
+            return False, (f"Resize aligns corners from {sizes_in} to {sizes_out}: {before} -> {after} "
+                           f"is not a whole number of steps")
+    return True, "whole steps"
+
+
+@constraint
+def padding_counted(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """An average pooling that pads counts the padding in its divisor (``count_include_pad``) or pads nothing
+    (rknn-toolkit2 2.5.0 runs a padded 3 x 3 average that leaves the padding out, ONNX's default and tf2onnx's
+    SAME pooling, on the CPU of both SoCs, at stride 1 and 2; counting it, or without padding, on the NPU; probed)."""
+    pads = [int(p) for p in node.attrs.get("pads") or ()]
+    if not required or not any(pads) or int(node.attrs.get("count_include_pad", 0)):
+        return True, "counts its padding" if any(pads) else "no padding"
+    return False, f"{node.op} pads {pads} without counting the padding (count_include_pad = 0)"
