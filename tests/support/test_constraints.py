@@ -391,11 +391,53 @@ def test_graph_output_after_layout_op(tmp_path: Path) -> None:
                  helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")]
         return onnx_graph(tmp_path, nodes, {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, consts)
 
-    softmax = ending(helper.make_node("Softmax", ["x"], ["a"], name="softmax", axis=1))
-    ok, detail = verdict("graph_output_after_layout_op", softmax.nodes[2], softmax, ["Conv"])
-    assert not ok and detail == "DequantizeLinear writes graph output 'y' after Softmax 'softmax'"
+    norm = ending(helper.make_node("LpNormalization", ["x"], ["a"], name="norm", axis=1))
+    ok, detail = verdict("graph_output_after_layout_op", norm.nodes[2], norm, ["Conv"])
+    assert not ok and detail == "DequantizeLinear writes graph output 'y' after LpNormalization 'norm'"
     conv_graph = ending(helper.make_node("Conv", ["x", "w"], ["a"], name="conv"))
     assert verdict("graph_output_after_layout_op", conv_graph.nodes[2], conv_graph, ["Conv"])[0]
+    # the layout transpose moves through a Softmax after the Conv, not through a LayerNormalization
+    for op, moved in (("Softmax", True), ("LayerNormalization", False)):
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                 helper.make_node(op, ["c", *(["g"] if op == "LayerNormalization" else [])], ["a"], name="op",
+                                  axis=1),
+                 helper.make_node("QuantizeLinear", ["a", "s", "z"], ["q"], name="q"),
+                 helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")]
+        graph = onnx_graph(tmp_path, nodes, {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)},
+                           consts | {"g": np.ones((4, 2, 2), np.float32)})
+        assert verdict("graph_output_after_layout_op", graph.nodes[3], graph, ["Conv"])[0] is moved
+
+
+def test_align_corners_whole_steps(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    for size, ok in ((15, True), (16, False)):
+        consts = {"roi": np.zeros(0, np.float32), "sc": np.zeros(0, np.float32),
+                  "sz": np.array([1, 4, size, size], np.int64)}
+        resize = helper.make_node("Resize", ["x", "roi", "sc", "sz"], ["y"], name="rz", mode="linear",
+                                  coordinate_transformation_mode="align_corners")
+        graph = onnx_graph(tmp_path, [resize], {"x": ([1, 4, 8, 8], FLOAT)}, {"y": ([1, 4, size, size], FLOAT)},
+                           consts)
+        passed, detail = verdict("align_corners_whole_steps", graph.nodes[0], graph, True)
+        assert passed is ok
+        if not ok:
+            assert detail == "Resize aligns corners from [1, 4, 8, 8] to [1, 4, 16, 16]: 8 -> 16 is not a whole " \
+                             "number of steps"
+
+
+def test_padding_counted(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    for counted, pads, ok in ((0, [1, 1, 1, 1], False), (1, [1, 1, 1, 1], True), (0, [0, 0, 0, 0], True)):
+        pool = helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[3, 3], pads=pads,
+                                count_include_pad=counted)
+        out = 8 if any(pads) else 6
+        graph = onnx_graph(tmp_path, [pool], {"x": ([1, 4, 8, 8], FLOAT)}, {"y": ([1, 4, out, out], FLOAT)}, {})
+        assert verdict("padding_counted", graph.nodes[0], graph, True)[0] is ok
 
 
 def test_transpose_axes_product_max(tmp_path: Path) -> None:

@@ -129,11 +129,18 @@ _TRANSPARENT = {"QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Add", "Mu
                 "LeakyRelu", "HardSwish", "HardSigmoid", "Sum"}
 
 
-def _layout_source(node: OpNode, graph: OpGraph) -> OpNode | None:
-    """The first op upstream of ``node`` that is not element-wise or Q/DQ (what a layout transpose stops at)."""
+#: Ops ONNX Runtime's transpose optimizer moves a layout transpose through besides those of _TRANSPARENT (probed on
+#: the QNN HTP emulator: the output DequantizeLinear after each, behind a Conv, runs on the HTP; not after a
+#: LayerNormalization, MatMul, Transpose, Reshape or CumSum).
+_TRANSPOSABLE = frozenset({"Softmax", "Slice", "Concat", "Split", "Neg"})
+
+
+def _layout_source(node: OpNode, graph: OpGraph, through: frozenset[str] = frozenset()) -> OpNode | None:
+    """The first op upstream of ``node`` that is not element-wise or Q/DQ, nor one of ``through`` (what a layout
+    transpose stops at)."""
     producers = graph.producers()
     current: OpNode | None = node
-    while current is not None and current.op in _TRANSPARENT:
+    while current is not None and (current.op in _TRANSPARENT or current.op in through):
         feature = current.activations_in[0].name if current.activations_in else None
         current = graph.nodes[producers[feature]] if feature in producers else None
     return current
@@ -141,15 +148,15 @@ def _layout_source(node: OpNode, graph: OpGraph) -> OpNode | None:
 
 @constraint
 def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
-    """Writes no graph output, unless the output is 4-D and comes through element-wise and Q/DQ ops from one
-    of {param} (ONNX Runtime's NHWC layout transformation then ends the graph with a transpose on the
-    accelerator)."""
+    """Writes no graph output, unless the output is 3-D or 4-D and comes through element-wise and Q/DQ ops, a
+    Softmax, Slice, Concat, Split or Neg, from one of {param} (ONNX Runtime's NHWC layout transformation then ends the
+    graph with a transpose on the accelerator; a 1-D convolution's too)."""
     names = graph.output_names()
     hit = [t for t in node.outputs if t.name in names]
     if not hit:
         return True, "internal"
-    source = _layout_source(node, graph)
-    if source is not None and source.op in ops and hit[0].shape is not None and len(hit[0].shape) == 4:
+    source = _layout_source(node, graph, _TRANSPOSABLE)
+    if source is not None and source.op in ops and hit[0].shape is not None and len(hit[0].shape) in (3, 4):
         return True, f"output follows {source.op}"
     after = f" after {source.op} '{source.name}'" if source is not None else ""
     return False, f"{node.op} writes graph output '{hit[0].name}'{after}"
