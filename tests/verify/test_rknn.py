@@ -652,13 +652,16 @@ def test_a_corner_aligned_resize_needs_whole_steps(rknn_installed: Rknn, tmp_pat
     ("rk3576", "AveragePool", {}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
      {"AveragePool": 1}),
     ("rk3588", "AveragePool", {}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}, {}),
+    ("rk3588", "MaxPool", {}, {"kernel_shape": [3, 3], "strides": [12, 12]}, {}),
+    ("rk3576", "AveragePool", {}, {"kernel_shape": [8, 8], "strides": [8, 8]}, {}),
     ("rk3576", "Softplus", {}, {}, {}),
     ("rk3588", "CumSum", {"axis": "last"}, {}, {})])
 def test_swept_ops_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path, target: str, op: str,
                                               constants: dict[str, str], attrs: dict[str, object],
                                               cpu_ops: dict[str, int]) -> None:
     """An op sweep (session 14): a padded average pooling that leaves the padding out of its divisor runs on the
-    CPU, one that counts it on the NPU; Softplus and CumSum run on the NPU (edgepipe said NPU, NPU, CPU, CPU)."""
+    CPU, one that counts it on the NPU; poolings of strides or kernels above 8 (musicnn's frequency max-pools,
+    held-out batch 16), Softplus and CumSum run on the NPU (edgepipe said CPU for each of these)."""
     import numpy as np
 
     values = {"axis": np.array(3, np.int64)} if constants else {}
