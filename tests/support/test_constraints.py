@@ -851,3 +851,23 @@ def test_constants_not_nan(tmp_path: Path) -> None:
     assert all(verdict("constants_not_nan", n, masked, True)[0] for n in masked.nodes if n.op != "Where")
     zeros = read_graph(nan_fill_onnx(tmp_path / "zero.onnx", 0.0))
     assert all(verdict("constants_not_nan", n, zeros, True)[0] for n in zeros.nodes)
+
+
+def test_in_softmax_pattern(tmp_path: Path) -> None:
+    """An Exp read by a ReduceSum and by a Div by that sum is a softmax's; one behind a Transpose is not."""
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    axes = {"ax": np.array([1], np.int64)}
+    direct = [helper.make_node("Exp", ["x"], ["e"], name="exp"),
+              helper.make_node("ReduceSum", ["e", "ax"], ["s"], name="sum"),
+              helper.make_node("Div", ["e", "s"], ["y"], name="div")]
+    graph = onnx_graph(tmp_path, direct, {"x": ([1, 3, 8], FLOAT)}, {"y": ([1, 3, 8], FLOAT)}, axes)
+    assert verdict("in_softmax_pattern", graph.nodes[0], graph, True)[0]
+    moved = [direct[0], helper.make_node("Transpose", ["e"], ["t"], name="tr", perm=[0, 2, 1]),
+             helper.make_node("ReduceSum", ["t", "ax"], ["s"], name="sum"),
+             helper.make_node("Div", ["t", "s"], ["y"], name="div")]
+    graph = onnx_graph(tmp_path, moved, {"x": ([1, 3, 8], FLOAT)}, {"y": ([1, 8, 3], FLOAT)}, axes)
+    assert verdict("in_softmax_pattern", graph.nodes[0], graph, True) == (
+        False, "Exp 'exp' is not the Exp of a decomposed softmax")

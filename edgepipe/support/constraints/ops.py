@@ -241,16 +241,35 @@ def _writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:
 @constraint
 def in_layer_norm_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """Part of a decomposed layer normalization (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div),
-    which the compiler fuses into one normalization layer (rknn-toolkit2's replace_torch_layernorm); alone the
-    op runs on the CPU."""
+    which the compiler fuses into one normalization layer (rknn-toolkit2's replace_torch_layernorm) when the Div
+    divides the centred input by it; alone, or read as a reciprocal (a constant divided by it, then a Mul), the op
+    runs on the CPU."""
     if not required:
         return True, "any context"
     add = _writer(node, graph)
     mean = _writer(add, graph) if add is not None and add.op == "Add" else None
     readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
-    if mean is not None and mean.op == "ReduceMean" and readers and all(r.op == "Div" for r in readers):
+    divides = readers and all(r.op == "Div" and len(r.inputs) == 2 and r.inputs[1].name == node.outputs[0].name and
+                              not r.inputs[0].constant for r in readers)
+    if mean is not None and mean.op == "ReduceMean" and divides:
         return True, "inside a layer normalization"
     return False, f"{node.op} '{node.name}' is not the Sqrt of a decomposed layer normalization"
+
+
+@constraint
+def in_softmax_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Part of a decomposed softmax (Exp read by a ReduceSum and by a Div by that sum), which the compiler fuses into
+    one softmax layer; alone the op runs on the CPU (rknn-toolkit2 2.5.0 on both SoCs: an Exp after a Conv, a Relu
+    or in a 2-D tensor, and CI-SpliceAI's softmax written with a Transpose between its Exp and its sum; probed)."""
+    if not required:
+        return True, "any context"
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    sums = [r for r in readers if r.op == "ReduceSum"]
+    sum_outputs = {t.name for r in sums for t in r.outputs}
+    divides = [r for r in readers if r.op == "Div" and len(r.inputs) == 2 and r.inputs[1].name in sum_outputs]
+    if sums and divides and all(r.op in ("ReduceSum", "Div") for r in readers):
+        return True, "inside a softmax"
+    return False, f"{node.op} '{node.name}' is not the Exp of a decomposed softmax"
 
 
 @constraint
