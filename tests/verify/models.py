@@ -1058,6 +1058,28 @@ def reciprocal_norm_onnx(path: Path) -> Path:
     return _save_opset14(graph, path)
 
 
+def mean_squeeze_concat_onnx(path: Path) -> Path:
+    """musicnn's pooling head in small: a [1, 16, 75, 1] map, its channel mean kept as [1, 1, 75, 1] then squeezed to
+    [1, 75, 1], concatenated with its channel max [1, 75, 1], flattened into a dense layer."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).normal(size=(150, 16)).astype(np.float32) * 0.1
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["m"], axes=[1], keepdims=1, name="mean"),
+             helper.make_node("Squeeze", ["m", "axes"], ["s"], name="squeeze"),
+             helper.make_node("ReduceMax", ["r"], ["mx"], axes=[1], keepdims=0, name="max"),
+             helper.make_node("Concat", ["mx", "s"], ["c"], axis=2, name="concat"),
+             helper.make_node("Reshape", ["c", "shape"], ["f"], name="flatten"),
+             helper.make_node("MatMul", ["f", "w"], ["y"], name="dense")]
+    graph = helper.make_graph(nodes, "mean_squeeze_concat",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 75, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+                               numpy_helper.from_array(np.array([1, 150], np.int64), "shape"),
+                               numpy_helper.from_array(weights, "w")])
+    return _save_opset14(graph, path)
+
+
 def periodic_features_onnx(path: Path, op: str) -> Path:
     """A [1, 8, 16, 16] feature map through a Conv, ``op`` (Sin or Cos) and a Conv: BirdNET's species-range model
     encodes latitude, longitude and week as sines of them."""

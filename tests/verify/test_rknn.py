@@ -40,6 +40,7 @@ from tests.verify.models import (
     labelled_head_onnx,
     log10_scalings_onnx,
     max_min_expand_onnx,
+    mean_squeeze_concat_onnx,
     min_max_front_onnx,
     nan_fill_onnx,
     neg_and_blocks_onnx,
@@ -686,3 +687,12 @@ def test_the_reciprocal_of_a_norm_runs_on_the_cpu(rknn_installed: Rknn, tmp_path
     with 1 / sqrt(var + eps) and a Mul is not fused; its Sqrt and Div run on the CPU (edgepipe said NPU)."""
     cpu_ops, _ = agreement_with_vendor(reciprocal_norm_onnx(tmp_path / "norm.onnx"), target, tmp_path / "w")
     assert cpu_ops == {"Sqrt": 1, "Div": 1}
+
+
+@pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"ReduceMax": 1}), ("rk3576", {})])
+def test_a_squeeze_of_a_kept_mean_runs_with_it_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                          cpu_ops: dict[str, int]) -> None:
+    """musicnn (held-out batch 16): the toolkit turns a ReduceMean that keeps its axis into a product and a reshape
+    of its own, which a Squeeze of that axis cancels: on RK3588's NPU (edgepipe said CPU, a plane of 75 elements)."""
+    model = mean_squeeze_concat_onnx(tmp_path / "head.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops

@@ -571,6 +571,17 @@ def _single_column_head(node: OpNode, graph: OpGraph) -> int | None:
     return shape[0]
 
 
+def _drops_reduced_axes(reduction: OpNode, shape: list[int], out: list[int]) -> bool:
+    """Whether a reshape of ``shape`` into ``out`` drops exactly the axes that ``reduction``, a ReduceMean keeping
+    them, reduced: rknn-toolkit2 2.5.0 turns such a mean into a matrix product followed by a reshape of its own,
+    which the Squeeze cancels (musicnn's [1, 1, 753, 1] mean squeezed for a Concat; probed on RK3588)."""
+    if reduction.op != "ReduceMean" or not int(reduction.attrs.get("keepdims", 1)) or not reduction.inputs:
+        return False
+    rank = len(shape)
+    axes = {int(a) % rank for a in (reduction.attrs.get("axes") or range(rank))}
+    return [d for k, d in enumerate(shape) if k not in axes] == out and all(shape[k] == 1 for k in axes)
+
+
 def _fully_connected(node: OpNode) -> bool:
     """Whether ``node`` is a Gemm or a MatMul with constant weights (rknn-toolkit2 runs it as a 1 x 1 Conv behind a
     reshape of its own, which a reshape before it merges into)."""
@@ -640,6 +651,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
         any(r.op in RECURRENT_OPS for r in readers)
     if state_in or source is not None and source.op in RECURRENT_OPS:
         return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
+    outputs = graph.output_names()
+    if source is not None and _drops_reduced_axes(source, shape, out) and written.name not in outputs and \
+            not any(t.name in outputs for r in readers for t in r.outputs):
+        return True, f"drops the axes {source.op} '{source.name}' reduced, merged with its own reshape"
     if len(out) == 2 and out[0] == 1 and readers and all(_fully_connected(r) for r in readers) and \
             written.name not in graph.output_names():
         return True, f"flattens {shape} into the input row of a fully connected layer, which takes it in"
