@@ -630,7 +630,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     59] spectrogram unsqueezed to [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and [1, 100, 64] on the
     NPU; brainmaze's seizure network, probed at each axis). A 1-D convolution's [N, C, W] (through element-wise
     ops), or any [N, C, 1], given the form [N, C, 1, W] it is held in runs on the NPU (GTCRN's [1, 8, 1] attention
-    gates unsqueezed to [1, 8, 1, 1]; probed)."""
+    gates unsqueezed to [1, 8, 1, 1]; probed). A 3-D tensor reshaped twice is judged by the one reshape the toolkit
+    merges the two into (ecg-quality's Conv1D input [1, 500, 1] -> [1, 1, 500, 1] -> [1, 1, 1, 500]: a plane of 500,
+    CPU); a reshape to one row read only by a dense layer, or one dropping the axes a kept ReduceMean reduced (not
+    for a graph output), is taken into that layer's or that mean's own reshape and runs on the NPU (probed)."""
     data, written = (node.inputs[0] if node.inputs else None), (node.outputs[0] if node.outputs else None)
     shape, out = _ints(data.shape if data else None), _ints(written.shape if written else None)
     if written is None or shape is None or out is None:
