@@ -36,6 +36,7 @@ from tests.thirdparty.heldout_batch13 import BATCH13_MODELS
 from tests.thirdparty.heldout_batch14 import BATCH14_MODELS
 from tests.thirdparty.heldout_batch15 import BATCH15_MODELS
 from tests.thirdparty.heldout_batch16 import BATCH16_MODELS
+from tests.thirdparty.heldout_batch17 import BATCH17_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -300,6 +301,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # 26-style conditional-instance-norm style-transfer network (ONNX as shipped), from three packages the zoo does
     # not pin, added before any vendor tool saw them (heldout_batch16.py).
     *BATCH16_MODELS,
+    # Batch 17: deepCR's cosmic-ray mask U-Net for Hubble ACS/WFC exposures (a PyTorch state dict from an sdist,
+    # exported) and sleepecg's wake/REM/NREM sleep stager, two masked bidirectional GRUs over a night of HRV
+    # features (Keras 3, exported), from two packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch17.py).
+    *BATCH17_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
