@@ -85,6 +85,24 @@ def failure_status(output: str) -> tuple[CompileStatus, str]:
     return "compile_failed", f"vela: {line}"
 
 
+#: Regor's staging allocation failing: the feature maps its fast-storage allocator chose to keep in SRAM fit the
+#: limit at every moment, but their addresses do not (long-lived small tensors fragment it).
+_ALLOCATION = re.compile(r"Failed to allocate tensors\. Memory used (\d+), limit (\d+)")
+#: The arena cache size a retry asks for is rounded up to this (bytes), as SRAM sizes are.
+_ARENA_STEP = 16 * 1024
+
+
+def allocation_shortfall(detail: str) -> tuple[int, int] | None:
+    """(bytes used, limit) of a Vela staging-allocation failure named in ``detail``; None for any other."""
+    found = _ALLOCATION.search(detail)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def retry_arena(used: int) -> int:
+    """The arena cache size to retry with: what the failed allocation used, rounded up to 16 KiB."""
+    return -(-used // _ARENA_STEP) * _ARENA_STEP
+
+
 def read_summary(output_dir: Path, stdout: str) -> dict[str, float]:
     """Vela's estimate: cycles, clock (MHz), inference time (ms), and its NPU/CPU op counts."""
     figures: dict[str, float] = {f"{kind.lower()}_ops": float(n) for kind, n in _COUNT.findall(stdout)}
@@ -117,7 +135,8 @@ class Vela(Toolchain):
     install_command = "pip install 'edgepipe[vela]'"
     options = {"accelerator-config": "Ethos-U configuration (ethos-u55-128, ethos-u85-256, ...)",
                "system-config": "system configuration from Vela's Arm/vela.ini",
-               "memory-mode": "memory mode from Vela's Arm/vela.ini"}
+               "memory-mode": "memory mode from Vela's Arm/vela.ini",
+               "arena-cache-size": "SRAM (bytes) Vela may use for staging, instead of the memory mode's"}
     timeout_s = 600.0
 
     def version(self) -> str | None:
@@ -145,7 +164,27 @@ class Vela(Toolchain):
             command += ["--config", "Arm/vela.ini", "--system-config", options["system-config"]]
         if options.get("memory-mode"):
             command += ["--memory-mode", options["memory-mode"]]
+        if options.get("arena-cache-size"):
+            command += ["--arena-cache-size", options["arena-cache-size"]]
         return command
+
+    def allocation_next_step(self, model: Path, options: dict[str, str], workdir: Path, used: int,
+                             limit: int) -> str:
+        """The next step after a staging-allocation failure, checked by Vela itself: compiling again with an
+        arena cache big enough for what the failed allocation used says whether more SRAM is the whole fix."""
+        arena = retry_arena(used)
+        retry = {**options, "arena-cache-size": str(arena)}
+        out = workdir / f"vela-{options.get('accelerator-config', 'default')}-arena-{arena}"
+        out.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(self.command(model, retry, out), capture_output=True, text=True,
+                              timeout=self.timeout_s, cwd=out, check=False)
+        where = f"Vela's SRAM staging area of {limit:,} B (its fast-storage allocator needed {used:,} B)"
+        if proc.returncode == 0:
+            return (f"; {where}; next step: it compiles with --arena-cache-size {arena} ({arena // 1024} KiB): "
+                    "give the NPU that much SRAM (a bigger memory mode such as Dedicated_Sram_512KB), or shrink "
+                    "the feature maps (a smaller input)")
+        return (f"; {where}; next step: it does not compile with --arena-cache-size {arena} either: shrink the "
+                "feature maps (a smaller input) or use a memory mode with more SRAM")
 
     def compile_impl(self, model: Path, graph: OpGraph, options: dict[str, str], workdir: Path) -> CompileResult:
         tool = self.label(options)
@@ -160,6 +199,9 @@ class Vela(Toolchain):
                 return CompileResult(tool=tool, status="compile_failed",
                                      detail=f"vela: {rejected.group(1).strip()} ({rejected.group(2).strip()})")
             status, detail = failure_status(output)
+            shortfall = allocation_shortfall(detail) if status == "compile_failed" else None
+            if shortfall is not None:
+                detail += self.allocation_next_step(model, options, workdir, *shortfall)
             return CompileResult(tool=tool, status=status, detail=detail)
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)
         names = {node.name for node in graph.nodes}

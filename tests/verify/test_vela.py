@@ -57,6 +57,21 @@ def test_the_compiler_refusing_a_graph_is_a_compile_failure_and_a_crash_is_a_too
     assert vela.failure_status("Error: Invalid tflite file.\n")[0] == "compile_failed"
 
 
+def test_a_staging_allocation_failure_is_read_and_its_retry_asks_for_whole_16_kib() -> None:
+    """The retry after Regor's "Failed to allocate tensors" asks for at least what the allocation used, in the
+    16 KiB steps SRAM comes in; any other failure gets no retry."""
+    detail = vela.failure_status(U85_ALLOCATION_FAILURE)[1]
+    assert vela.allocation_shortfall(detail) == (393744, 393216)
+    assert vela.retry_arena(393744) == 409600 and vela.retry_arena(16384) == 16384
+    assert vela.allocation_shortfall("vela could not compile this graph: Could not find a valid OFM microblock") is None
+
+
+def test_the_arena_cache_size_option_reaches_vela() -> None:
+    command = vela.Vela().command(Path("m.tflite"), {"accelerator-config": "ethos-u85-256",
+                                                     "arena-cache-size": "409600"}, Path("out"))
+    assert command[command.index("--arena-cache-size") + 1] == "409600"
+
+
 @pytest.fixture(scope="module")
 def stress_tflite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.support.nets import build_net, to_int8_tflite

