@@ -49,6 +49,24 @@ def _attrs(node: Any) -> dict[str, Any]:
             if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
 
 
+def subgraph_reads(node: Any) -> set[str]:
+    """Names the subgraphs of ``node`` (a Loop's body, an If's branches, a Scan's body, nested) read from the
+    enclosing graph: outer-scope values, which are inputs of ``node`` no edge of the graph shows."""
+    import onnx
+
+    reads: set[str] = set()
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else (
+            list(attribute.graphs) if attribute.type == onnx.AttributeProto.GRAPHS else [])
+        for graph in graphs:
+            local = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+            for inner in graph.node:
+                reads.update(name for name in inner.input if name and name not in local)
+                reads.update(name for name in subgraph_reads(inner) if name not in local)
+                local.update(inner.output)
+    return reads
+
+
 def _normalise(op: str, raw: dict[str, Any], inputs: tuple[TensorInfo, ...]) -> dict[str, Any]:
     """Spatial attributes as (h, w) pairs, padding as a word, pads as (top, left, bottom, right)."""
     attrs = dict(raw)
@@ -203,6 +221,9 @@ def read_onnx(path: Path) -> OpGraph:
             attrs["folded"] = True  # computed from constants and static shapes: a compiler folds it
         if index in folded.unused:
             attrs["unused"] = True  # read only by folded nodes: a compiler that folds drops it
+        outer = sorted(name for name in subgraph_reads(node) if name not in constants) if node.attribute else []
+        if outer:
+            attrs["outer_reads"] = outer  # feature maps its subgraphs read from this graph
         if node.op_type == "If" and node.input and node.input[0] in conditions:
             attrs["branch_ops"] = branch_ops(node, conditions[node.input[0]])  # the ops that run in its place
         nodes.append(OpNode(index=index, name=node.name or f"{node.op_type}_{index}", op=node.op_type,

@@ -154,6 +154,31 @@ def _fused_gelus(graph: OpGraph, failed: list[list[FailedConstraint]]) -> None:
                     detail=f"{node.op} is part of a GELU after {writer.op} '{writer.name}', which runs on the CPU")]
 
 
+def _split_by_subgraph_read(graph: OpGraph, failed: list[list[FailedConstraint]]) -> OpNode | None:
+    """The first control-flow node on the CPU that splits the accelerator's nodes through an edge only its
+    subgraph shows: it reads a feature map an accelerator node wrote from inside its body, and an accelerator
+    node depends on its output. ONNX Runtime's partitioner groups both accelerator nodes (no edge of the graph
+    joins them through the CPU node), then refuses the group; probed on the QNN HTP emulator (onnxruntime-qnn
+    2.7.0): every node of the model then runs on the CPU."""
+    producers, consumers = graph.producers(), graph.consumers()
+    for node in graph.nodes:
+        if not failed[node.index] or not node.attrs.get("outer_reads"):
+            continue
+        writers = [producers[name] for name in node.attrs["outer_reads"] if name in producers]
+        if not any(not failed[w] for w in writers):
+            continue
+        seen, frontier = set(), [t.name for t in node.outputs]
+        while frontier:
+            for reader in consumers.get(frontier.pop(), ()):
+                if reader in seen:
+                    continue
+                if not failed[reader]:
+                    return node
+                seen.add(reader)
+                frontier.extend(t.name for t in graph.nodes[reader].outputs)
+    return None
+
+
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
     failed = [[] if node.op in table.ignore or (table.fold_constants and (node.attrs.get("folded")
@@ -163,6 +188,17 @@ def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
         _qdq_units(graph, table, failed)
     if table.fused_gelu_follows_input:
         _fused_gelus(graph, failed)
+    splitter = _split_by_subgraph_read(graph, failed) if table.subgraph_reads_split_partitions else None
+    if splitter is not None:
+        for node in graph.nodes:
+            if not failed[node.index]:
+                failed[node.index] = [FailedConstraint(
+                    constraint="subgraph_reads_split_partitions",
+                    rule="No CPU control-flow op reads an accelerator feature map inside its subgraph while the "
+                         "accelerator reads its output (ONNX Runtime then refuses the EP's whole partition).",
+                    detail=f"{splitter.op} '{splitter.name}' on the CPU reads accelerator feature maps inside its "
+                           "subgraph and feeds accelerator nodes: ONNX Runtime refuses the partition, every node "
+                           "runs on the CPU")]
     verdicts: list[NodeVerdict] = []
     cut: str | None = None
     for node in graph.nodes:

@@ -62,6 +62,11 @@ class OpTable(_Strict):
     fused_gelu_follows_input: bool = Field(False, description="A GELU written out (Div, Erf, Add, Mul, Mul), which the "
                                                               "compiler fuses into one layer, runs on the CPU when the "
                                                               "op writing its input does.")
+    subgraph_reads_split_partitions: bool = Field(
+        False, description="A control-flow op on the CPU whose subgraph reads a feature map the accelerator wrote, "
+                           "and whose output the accelerator reads again, sends every node to the CPU (ONNX "
+                           "Runtime rejects an EP's partition that an unsupported node splits through edges the "
+                           "EP cannot see).")
     fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")

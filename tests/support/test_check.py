@@ -192,3 +192,23 @@ def test_small_dense_layers_take_the_reshape_before_them_in(tmp_path: Path) -> N
     placed = {v.name: v.placement for v in report.node_verdicts}
     assert placed["squeeze"] == placed["flatten"] == placed["dense"] == placed["gemm"] == "accelerator"
     assert placed["head"] == "cpu"
+
+
+def test_a_cpu_loop_reading_an_accelerator_tensor_in_its_body_sends_every_node_to_the_cpu(tmp_path: Path) -> None:
+    """mobile-npu (subgraph_reads_split_partitions): the Loop's body reads the Relu's output from the enclosing
+    graph and the Mul after the Loop runs on the HTP, so ONNX Runtime refuses the partition: every node on the
+    CPU, each naming the Loop. Read as an edge (the Loop's initial state), nothing changes."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import loop_between_onnx, qdq_onnx
+
+    profile = load_profile("mobile-npu")
+    outer = qdq_onnx(loop_between_onnx(tmp_path / "o.onnx", True), tmp_path / "oq.onnx", (1, 16, 8))
+    loop = next(n for n in read_graph(outer).nodes if n.op == "Loop")
+    assert loop.attrs["outer_reads"] == ["y"]
+    report = check_model(outer, profile)
+    assert all(v.placement == "cpu" for v in report.node_verdicts)
+    assert any("Loop 'loop'" in f.detail for v in report.node_verdicts for f in v.failed)
+    edge = check_model(qdq_onnx(loop_between_onnx(tmp_path / "e.onnx", False), tmp_path / "eq.onnx", (1, 16, 8)),
+                       profile)
+    assert not any(f.constraint == "subgraph_reads_split_partitions" for v in edge.node_verdicts for f in v.failed)
+    assert sum(v.placement == "accelerator" for v in edge.node_verdicts) > 6

@@ -1323,3 +1323,36 @@ def conv3d_net_onnx(path: Path, pool: str, activation: str) -> Path:
     model.ir_version = 8
     save_model(model, str(path))
     return path
+
+
+def loop_between_onnx(path: Path, outer_read: bool) -> Path:
+    """x (1, 16, 8) -> Mul -> Relu -> Loop (3 trips) -> Mul -> Relu. With ``outer_read`` the Loop's body adds the
+    Relu's output, read from the enclosing graph (outer scope: no edge of the graph shows it), to a zero state,
+    as tf2onnx's GRU loops read their sequence; otherwise the Relu's output is the Loop's initial state (an edge).
+    The Loop's output has a declared shape, as tf2onnx writes it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = [1, 16, 8]
+
+    def value(name: str) -> object:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+    step = helper.make_node("Add", ["v_in", "y"], ["v_out"]) if outer_read else helper.make_node("Relu", ["v_in"],
+                                                                                               ["v_out"])
+    body = helper.make_graph([step, helper.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+                             [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                              helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), value("v_in")],
+                             [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), value("v_out")])
+    constants = [numpy_helper.from_array(np.array(3, np.int64), "trips"),
+                 numpy_helper.from_array(np.array(True), "keep_going"),
+                 numpy_helper.from_array(np.full(shape, 0.5, np.float32), "c1"),
+                 numpy_helper.from_array(np.full(shape, 1.5, np.float32), "c2"),
+                 numpy_helper.from_array(np.zeros(shape, np.float32), "zero")]
+    nodes = [helper.make_node("Mul", ["x", "c1"], ["m"], name="pre_mul"),
+             helper.make_node("Relu", ["m"], ["y"], name="pre_relu"),
+             helper.make_node("Loop", ["trips", "keep_going", "zero" if outer_read else "y"], ["v"], name="loop",
+                              body=body),
+             helper.make_node("Mul", ["v", "c2"], ["w"], name="post_mul"),
+             helper.make_node("Relu", ["w"], ["out"], name="post_relu")]
+    graph = helper.make_graph(nodes, "loop_between", [value("x")], [value("out")], constants, value_info=[value("v")])
+    return _save_opset(graph, path, 17)

@@ -12,7 +12,14 @@ from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
 from edgepipe.toolchains.qnn import QnnHtp
 from edgepipe.verify import vendor_verification
-from tests.verify.models import conv3d_net_onnx, conv_net_onnx, norm_after_onnx, qdq_onnx, recurrent_onnx
+from tests.verify.models import (
+    conv3d_net_onnx,
+    conv_net_onnx,
+    loop_between_onnx,
+    norm_after_onnx,
+    qdq_onnx,
+    recurrent_onnx,
+)
 
 SHAPE = (1, 3, 16, 16)
 
@@ -317,3 +324,20 @@ def test_the_output_dequantize_follows_the_layout_transpose_through_transposable
     assert result is not None and result.status == "ran", result
     assert result.agree == result.compared == report.nodes, result.disagreements
     assert {v.name: v.placement for v in report.node_verdicts}["y_DequantizeLinear"] == placed
+
+
+@pytest.mark.parametrize("outer_read", [True, False])
+def test_a_loop_reading_the_htp_inside_its_body_sends_every_node_to_the_cpu(tmp_path: Path, outer_read: bool) -> None:
+    """sleepecg's GRUs (held-out batch 17: tf2onnx Loops reading their sequence from the enclosing graph) ran
+    25/101: ONNX Runtime refused QNN's partition ("nodes that cannot be fused together") and ran every node on
+    the CPU. A Loop taking the HTP's output as its initial state (an edge) splits the graph as usual."""
+    model = qdq_onnx(loop_between_onnx(tmp_path / "f.onnx", outer_read), tmp_path / "q.onnx", (1, 16, 8))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    split = [v for v in report.node_verdicts if any(f.constraint == "subgraph_reads_split_partitions"
+                                                    for f in v.failed)]
+    if outer_read:
+        assert result.extra["vendor_cpu"] == report.nodes and split
+    else:
+        assert result.extra["vendor_cpu"] < report.nodes - 6 and not split
