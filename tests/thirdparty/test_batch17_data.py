@@ -15,13 +15,19 @@ from tests.thirdparty import zoo
 from tests.thirdparty.heldout import BY_NAME
 from tests.thirdparty.heldout_batch17 import (
     BATCH17_MODELS,
+    BELL_RATE,
+    BELL_THRESHOLD,
+    BELL_WINDOW,
     CR_SIDE,
     FIELD_KINDS,
     REM,
+    SCENE_KINDS,
     SLEEP_CLASSES,
     SLEEP_EPOCHS,
     SLEEP_FEATURES,
     WAKE,
+    bell_listener,
+    bell_saved_model,
     deepcr_engine,
     deepcr_feed,
     hst_field,
@@ -29,6 +35,7 @@ from tests.thirdparty.heldout_batch17 import (
     sleep_network,
     sleep_record,
     sleep_stager,
+    street_scene,
 )
 
 LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_models.toml").read_text())["models"]
@@ -151,7 +158,53 @@ def test_sleepecg_stages_the_nights_as_they_were_slept() -> None:
             assert rem[truth == 2].mean() > 2 * rem[truth != 2].mean(), (seed, rem[truth == 2].mean())
 
 
-# --------------------------------------------------------------------------------------------- both
+# --------------------------------------------------------------------------------------------- bicycle bell
+
+
+def test_bell_feed_is_what_the_packages_listener_feeds() -> None:
+    """The package's default ``AudioConfig`` is a 16000-sample window of 1000 frames of 16; its listener feeds the
+    window's samples unchanged (no resampling at 16 kHz) with a batch axis, as float32."""
+    with bell_listener() as feed:
+        config = feed.config
+        assert (config.window_size, config.chunk_size, config.frame_size) == (BELL_WINDOW, 1000, 16)
+        scene = street_scene("trill", 5)
+        fed = feed(scene)
+    assert fed.shape == (1, BELL_WINDOW) and fed.dtype == np.float32 and config.sample_rate == BELL_RATE
+    np.testing.assert_array_equal(fed[0], scene)
+    assert np.abs(scene).max() <= 1
+
+
+def test_bicycle_bell_export_is_the_packages_saved_model() -> None:
+    """The ONNX export gives the probability the wheel's SavedModel (its ``serving_default``) gives."""
+    import tensorflow as tf
+
+    signature = tf.saved_model.load(str(bell_saved_model())).signatures["serving_default"]
+    session = _session("bicycle_bell_crnn")
+    for kind, seed in zip(SCENE_KINDS, (6, 7, 8), strict=True):
+        scene = street_scene(kind, seed)[None]
+        want = signature(wav_16000_mono_input=tf.constant(scene))["class_output"].numpy()
+        got = session.run(["bell_probability"], {"waveform": scene})[0]
+        np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_bicycle_bell_hears_the_bells_and_not_the_street() -> None:
+    """On twelve scenes of each kind, at the package's 0.5 threshold: at least 75 % of the ring-ring trills and of
+    the ding-dings are heard (85 % over both) and no bell-less street scene is (none above 0.1: the engine, the
+    horn and the voices are not taken for a bell); the median probability is above 0.9 with a bell."""
+    session = _session("bicycle_bell_crnn")
+    probability = {
+        kind: np.array([session.run(["bell_probability"], {"waveform": street_scene(kind, seed)[None]})[0][0]
+                        for seed in range(60, 72)])
+        for kind in SCENE_KINDS
+    }
+    heard = {kind: float((values > BELL_THRESHOLD).mean()) for kind, values in probability.items()}
+    assert heard["trill"] >= 0.75 and heard["ding"] >= 0.75, heard
+    assert (heard["trill"] + heard["ding"]) / 2 >= 0.85, heard
+    assert probability["street"].max() < 0.1, probability["street"]
+    assert np.median(np.concatenate([probability["trill"], probability["ding"]])) > 0.9
+
+
+# --------------------------------------------------------------------------------------------- all
 
 
 @pytest.mark.parametrize("name", [model.name for model in BATCH17_MODELS])
@@ -178,11 +231,17 @@ def test_data_is_deterministic_and_shaped_as_the_model_reads_it(tmp_path: Path, 
     if name == "deepcr_acs_wfc":  # electrons: sky of tens to a hundred, stars and cosmic rays of thousands
         image = first["image"]
         assert 10 < np.median(image) < 200 and image.max() > 2000 and image.min() > -50
+    elif name == "bicycle_bell_crnn":  # 16 kHz audio in [-1, 1]: rumble and street sounds, bells in two of three
+        waveform = first["waveform"]
+        assert np.abs(waveform).max() <= 1 and 0.005 < waveform.std(axis=1).min()
     else:  # HRV features, the mask value where a window cannot be scored, metadata constant over the night
         features = first["features"]
         assert (features == -1).mean() < 0.1
         assert all(len(np.unique(night[:, -3:], axis=0)) == 1 for night in features)
         heart_rate = features[:, :, 16]  # meanHR
         assert 40 < np.median(heart_rate[heart_rate > 0]) < 90
-    outputs = session.run(None, {key: value[:1] for key, value in first.items()})
+    if name == "bicycle_bell_crnn":  # one probability per window: its spread is over a scene of each kind
+        outputs = [np.concatenate([session.run(None, {"waveform": first["waveform"][k : k + 1]})[0] for k in range(3)])]
+    else:
+        outputs = session.run(None, {key: value[:1] for key, value in first.items()})
     assert all(np.isfinite(out).all() and np.ptp(out) > 0 for out in outputs)
