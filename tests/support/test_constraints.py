@@ -205,6 +205,13 @@ def test_axis_in(tmp_path: Path) -> None:
     assert verdict("axis_in", node, graph, [3])[0]
 
 
+def test_no_batch_dims(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "GatherND", [[1, 200, 80], [1, 98, 5, 1]], [1, 98, 5, 80], batch_dims=1)
+    assert verdict("no_batch_dims", node, graph, True) == (False, "GatherND batch_dims 1")
+    node, graph = single(tmp_path, "GatherND", [[1, 200, 80], [1, 98, 5, 2]], [1, 98, 5, 80])
+    assert verdict("no_batch_dims", node, graph, True)[0]
+
+
 def test_reduced_axis_max(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "ReduceMean", [[1, 5000, 4]], [1, 1, 4], axes=[1])
     assert verdict("reduced_axis_max", node, graph, 4096) == (False, "ReduceMean reduced axis of 5000 >= 4096")

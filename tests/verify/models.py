@@ -1356,3 +1356,20 @@ def loop_between_onnx(path: Path, outer_read: bool) -> Path:
              helper.make_node("Relu", ["w"], ["out"], name="post_relu")]
     graph = helper.make_graph(nodes, "loop_between", [value("x")], [value("out")], constants, value_info=[value("v")])
     return _save_opset(graph, path, 17)
+
+
+def gather_nd_onnx(path: Path, batch_dims: int) -> Path:
+    """x (1, 200, 80) -> Mul -> GatherND -> Relu: 98 frames of 5 rows, as tf2onnx's pfor writes a framing;
+    with ``batch_dims`` 1 the indices (1, 98, 5, 1) share the batch axis, with 0 they name it (1, 98, 5, 2)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rows = np.arange(98 * 5).reshape(98, 5) % 200
+    indices = rows.reshape(1, 98, 5, 1) if batch_dims else np.stack([np.zeros_like(rows), rows], -1)[None]
+    nodes = [helper.make_node("Mul", ["x", "c"], ["m"], name="pre"),
+             helper.make_node("GatherND", ["m", "idx"], ["g"], name="gather", batch_dims=batch_dims),
+             helper.make_node("Relu", ["g"], ["y"], name="post")]
+    graph = helper.make_graph(nodes, "gather_nd", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 200, 80])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.full((1, 200, 80), 0.5, np.float32), "c"),
+                               numpy_helper.from_array(indices.astype(np.int64), "idx")])
+    return _save_opset(graph, path, 17)

@@ -15,6 +15,7 @@ from edgepipe.verify import vendor_verification
 from tests.verify.models import (
     conv3d_net_onnx,
     conv_net_onnx,
+    gather_nd_onnx,
     loop_between_onnx,
     norm_after_onnx,
     qdq_onnx,
@@ -341,3 +342,15 @@ def test_a_loop_reading_the_htp_inside_its_body_sends_every_node_to_the_cpu(tmp_
         assert result.extra["vendor_cpu"] == report.nodes and split
     else:
         assert result.extra["vendor_cpu"] < report.nodes - 6 and not split
+
+
+@pytest.mark.parametrize("batch_dims", [1, 0])
+def test_a_gather_nd_with_batch_dims_runs_on_the_cpu(tmp_path: Path, batch_dims: int) -> None:
+    """The bicycle-bell CRNN's framing (held-out batch 17, tf2onnx's pfor: GatherND with batch_dims 1) ran on the
+    CPU against edgepipe's HTP; the same gather written with batch_dims 0 runs on the HTP."""
+    model = qdq_onnx(gather_nd_onnx(tmp_path / "f.onnx", batch_dims), tmp_path / "q.onnx", (1, 200, 80))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert "gather" not in {d.name for d in result.disagreements}, result.disagreements
+    gather = next(v for v in report.node_verdicts if v.name == "gather")
+    assert gather.placement == ("cpu" if batch_dims else "accelerator")

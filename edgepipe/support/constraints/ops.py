@@ -23,6 +23,14 @@ def axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
 
 
 @constraint
+def no_batch_dims(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The op gathers with batch_dims 0 (data and indices share no leading batch axes)."""
+    batch_dims = int(node.attrs.get("batch_dims", 0) or 0)
+    bad = required and batch_dims != 0
+    return not bad, f"{node.op} batch_dims {batch_dims}" if bad else "batch_dims 0"
+
+
+@constraint
 def reduced_axis_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """Every reduced axis is shorter than {param} elements."""
     shape = node.inputs[0].shape if node.inputs else None
