@@ -205,6 +205,13 @@ def test_axis_in(tmp_path: Path) -> None:
     assert verdict("axis_in", node, graph, [3])[0]
 
 
+def test_time_axis_in(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "ReverseSequence", [[98, 1, 64], [1]], [98, 1, 64], time_axis=1, batch_axis=0)
+    assert verdict("time_axis_in", node, graph, [0]) == (False, "ReverseSequence time_axis 1 not in 0")
+    node, graph = single(tmp_path, "ReverseSequence", [[98, 1, 64], [1]], [98, 1, 64], time_axis=0, batch_axis=1)
+    assert verdict("time_axis_in", node, graph, [0])[0]
+
+
 def test_no_batch_dims(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "GatherND", [[1, 200, 80], [1, 98, 5, 1]], [1, 98, 5, 80], batch_dims=1)
     assert verdict("no_batch_dims", node, graph, True) == (False, "GatherND batch_dims 1")

@@ -1373,3 +1373,32 @@ def gather_nd_onnx(path: Path, batch_dims: int) -> Path:
                               [numpy_helper.from_array(np.full((1, 200, 80), 0.5, np.float32), "c"),
                                numpy_helper.from_array(indices.astype(np.int64), "idx")])
     return _save_opset(graph, path, 17)
+
+
+def reverse_sequence_onnx(path: Path, time_axis: int, lengths: str = "constant", steps: int = 98) -> Path:
+    """x (1, 64, 1, steps) -> Conv 1x1 -> Transpose -> Reshape to a sequence -> ReverseSequence -> Relu, as tf2onnx
+    writes a backward LSTM's input: time first (steps, 1, 64) with ``time_axis`` 0, batch first with 1; the
+    lengths a constant (3 short of ``steps`` with "short") or a graph input ("input")."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    channels = 64
+    sequence = [steps, 1, channels] if time_axis == 0 else [1, steps, channels]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Transpose", ["c"], ["ct"], perm=[3, 0, 2, 1] if time_axis == 0 else [0, 3, 2, 1],
+                              name="layout"),
+             helper.make_node("Reshape", ["ct", "sequence_shape"], ["seq"], name="to_sequence"),
+             helper.make_node("ReverseSequence", ["seq", "lens"], ["rev"], time_axis=time_axis,
+                              batch_axis=1 - time_axis, name="reverse"),
+             helper.make_node("Relu", ["rev"], ["y"], name="relu")]
+    weights = np.random.default_rng(0).standard_normal((channels, channels, 1, 1)).astype(np.float32)
+    constants = [numpy_helper.from_array(weights, "w"),
+                 numpy_helper.from_array(np.array(sequence, np.int64), "sequence_shape")]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 1, steps])]
+    if lengths == "input":
+        inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT64, [1]))
+    else:
+        constants.append(numpy_helper.from_array(np.array([steps - 3 if lengths == "short" else steps], np.int64),
+                                                 "lens"))
+    graph = helper.make_graph(nodes, "reverse_sequence", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, sequence)], constants)
+    return _save_opset14(graph, path)

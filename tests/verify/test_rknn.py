@@ -47,6 +47,7 @@ from tests.verify.models import (
     periodic_features_onnx,
     plane_reshapes_onnx,
     reciprocal_norm_onnx,
+    reverse_sequence_onnx,
     run_time_divisions_onnx,
     runtime_if_onnx,
     small_dense_heads_onnx,
@@ -695,4 +696,18 @@ def test_a_squeeze_of_a_kept_mean_runs_with_it_on_the_npu(rknn_installed: Rknn, 
     """musicnn (held-out batch 16): the toolkit turns a ReduceMean that keeps its axis into a product and a reshape
     of its own, which a Squeeze of that axis cancels: on RK3588's NPU (edgepipe said CPU, a plane of 75 elements)."""
     model = mean_squeeze_concat_onnx(tmp_path / "head.onnx")
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+@pytest.mark.parametrize(("time_axis", "lengths", "cpu_ops"), [
+    (0, "constant", {}), (0, "short", {}), (1, "constant", {"ReverseSequence": 1}),
+    (0, "input", {"ReverseSequence": 1})])
+def test_a_time_first_reverse_sequence_of_constant_lengths_runs_on_the_npu(
+        rknn_installed: Rknn, tmp_path: Path, target: str, time_axis: int, lengths: str,
+        cpu_ops: dict[str, int]) -> None:
+    """The bicycle-bell CRNN (held-out batch 17): tf2onnx's backward LSTM reverses its time-first input with a
+    ReverseSequence, which the toolkit rewrites into a Conv (convert_reverse_by_conv) on the NPU; edgepipe said
+    CPU. Batch first, or with lengths known only at run time, it stays on the CPU."""
+    model = reverse_sequence_onnx(tmp_path / "rev.onnx", time_axis, lengths)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops

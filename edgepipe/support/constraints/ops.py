@@ -23,6 +23,15 @@ def axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
 
 
 @constraint
+def time_axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
+    """The op's time_axis (a ReverseSequence's) is one of {param}."""
+    axis = int(node.attrs.get("time_axis", 0) or 0)
+    if axis in allowed:
+        return True, f"time_axis {axis}"
+    return False, f"{node.op} time_axis {axis} not in {', '.join(str(a) for a in allowed)}"
+
+
+@constraint
 def no_batch_dims(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """The op gathers with batch_dims 0 (data and indices share no leading batch axes)."""
     batch_dims = int(node.attrs.get("batch_dims", 0) or 0)
