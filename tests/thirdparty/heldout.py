@@ -37,6 +37,7 @@ from tests.thirdparty.heldout_batch14 import BATCH14_MODELS
 from tests.thirdparty.heldout_batch15 import BATCH15_MODELS
 from tests.thirdparty.heldout_batch16 import BATCH16_MODELS
 from tests.thirdparty.heldout_batch17 import BATCH17_MODELS
+from tests.thirdparty.heldout_batch18 import BATCH18_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -307,6 +308,13 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # in the graph, a Conv1D and two LSTMs (a Keras TensorFlow SavedModel, exported), from three packages the zoo
     # does not pin, added before any vendor tool saw them (heldout_batch17.py).
     *BATCH17_MODELS,
+    # Batch 18: mne-icalabel's ICLabel classifier of EEG independent components (three CNN branches over a scalp map,
+    # a power spectrum and an autocorrelation, the mean over four views; ONNX as shipped, its batch pinned to 4),
+    # AttaCut's character-level Thai word tokenizer (an embedding, three parallel dilated Conv1d and their max, int64
+    # ids in; a PyTorch state dict, exported) and RIANN's IMU attitude estimator stepped with its carried two-layer
+    # GRU state (ONNX as shipped), from three packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch18.py).
+    *BATCH18_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
