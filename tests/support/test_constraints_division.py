@@ -7,7 +7,7 @@ from pathlib import Path
 
 from edgepipe.support import read_graph
 from edgepipe.support.constraints import load_constraints
-from tests.verify.models import min_max_front_onnx, run_time_divisions_onnx
+from tests.verify.models import l2_norm_onnx, min_max_front_onnx, run_time_divisions_onnx
 
 
 def _verdicts(path: Path) -> dict[str, tuple[bool, str]]:
@@ -26,3 +26,15 @@ def test_divides_by_constant_or_norm(tmp_path: Path) -> None:
     graph = read_graph(tmp_path / "min_max.onnx")
     div = next(n for n in graph.nodes if n.op == "Div")
     assert load_constraints()["divides_by_constant_or_norm"](div, graph, False) == (True, "any divisor")
+
+
+def test_an_l2_norm_whose_sum_drops_its_axis_is_not_fused(tmp_path: Path) -> None:
+    """RIANN (held-out batch 18): its quaternion normalization sums without keeping the axis and unsqueezes the
+    root back; the toolkit does not fuse it, and the Div runs on the CPU. Kept, the Sqrt and the Div fuse."""
+    assert _verdicts(l2_norm_onnx(tmp_path / "dropped.onnx", "sqrt", keep_axes=False)) == {
+        "div": (False, "Div divides by a norm whose ReduceSum 'sum' drops its axes")}
+    kept = l2_norm_onnx(tmp_path / "kept.onnx", "sqrt", keep_axes=True)
+    assert _verdicts(kept) == {"div": (True, "ends a normalization (ReduceSum of a square)")}
+    graph = read_graph(kept)
+    root = next(n for n in graph.nodes if n.op == "Sqrt")
+    assert load_constraints()["in_layer_norm_pattern"](root, graph, True) == (True, "inside an L2 normalization")

@@ -1402,3 +1402,30 @@ def reverse_sequence_onnx(path: Path, time_axis: int, lengths: str = "constant",
     graph = helper.make_graph(nodes, "reverse_sequence", inputs,
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, sequence)], constants)
     return _save_opset14(graph, path)
+
+
+def l2_norm_onnx(path: Path, root: str, keep_axes: bool, channels: int = 64) -> Path:
+    """x (1, 8, 1, 1) -> 1x1 Conv -> Reshape (1, 1, channels) -> x * x -> ReduceSum over the last axis -> ``root``
+    ("sqrt": Sqrt, "pow": Pow 0.5) -> Div of the vector by it: an L2 normalization, its sum keeping its axis or (as
+    RIANN's quaternion normalization writes it) dropping it and unsqueezing the root back."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], name="conv"),
+             helper.make_node("Reshape", ["a", "flat"], ["f"], name="flatten"),
+             helper.make_node("Mul", ["f", "f"], ["sq"], name="square"),
+             helper.make_node("ReduceSum", ["sq", "axis"], ["ss"], keepdims=int(keep_axes), name="sum"),
+             helper.make_node("Sqrt", ["ss"], ["n"], name="root") if root == "sqrt" else
+             helper.make_node("Pow", ["ss", "half"], ["n"], name="root")]
+    divisor = "n"
+    if not keep_axes:
+        nodes.append(helper.make_node("Unsqueeze", ["n", "axis"], ["nu"], name="unsqueeze"))
+        divisor = "nu"
+    nodes.append(helper.make_node("Div", ["f", divisor], ["y"], name="div"))
+    weights = np.random.default_rng(0).normal(0, .3, (channels, 8, 1, 1)).astype(np.float32)
+    constants = [numpy_helper.from_array(weights, "w"),
+                 numpy_helper.from_array(np.array([1, 1, channels], np.int64), "flat"),
+                 numpy_helper.from_array(np.array([2], np.int64), "axis"),
+                 numpy_helper.from_array(np.float32(.5), "half")]
+    graph = helper.make_graph(nodes, "l2_norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 1, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, channels])], constants)
+    return _save_opset14(graph, path)

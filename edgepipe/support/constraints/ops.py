@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from edgepipe.support.constraints import Verdict, constraint
+from edgepipe.support.constraints.division import is_square
 from edgepipe.support.constraints.sequence import RECURRENT_OPS
 from edgepipe.support.constraints.tensors import RESOURCE_DTYPES
 from edgepipe.support.graph import OpGraph, OpNode, TensorInfo
@@ -261,8 +262,9 @@ def _writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:
 def in_layer_norm_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """Part of a decomposed layer normalization (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div),
     which the compiler fuses into one normalization layer (rknn-toolkit2's replace_torch_layernorm) when the Div
-    divides the centred input by it; alone, or read as a reciprocal (a constant divided by it, then a Mul), the op
-    runs on the CPU."""
+    divides the centred input by it, or of an L2 normalization (ReduceSum of a square, keeping its axes, -> Sqrt ->
+    Div); alone, read as a reciprocal (a constant divided by it, then a Mul), or after a sum that drops its axes,
+    the op runs on the CPU (probed)."""
     if not required:
         return True, "any context"
     add = _writer(node, graph)
@@ -272,6 +274,10 @@ def in_layer_norm_pattern(node: OpNode, graph: OpGraph, required: bool) -> Verdi
                               not r.inputs[0].constant for r in readers)
     if mean is not None and mean.op == "ReduceMean" and divides:
         return True, "inside a layer normalization"
+    reduction = mean if mean is not None else add
+    if (divides and reduction is not None and reduction.op in ("ReduceSum", "ReduceMean")
+            and reduction.attrs.get("keepdims", 1) and is_square(_writer(reduction, graph))):
+        return True, "inside an L2 normalization"
     return False, f"{node.op} '{node.name}' is not the Sqrt of a decomposed layer normalization"
 
 
