@@ -205,6 +205,17 @@ def test_axis_in(tmp_path: Path) -> None:
     assert verdict("axis_in", node, graph, [3])[0]
 
 
+def test_state_slice_aligned(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import stacked_gru_onnx
+
+    for hidden, ok in ((200, False), (208, True)):
+        graph = read_graph(stacked_gru_onnx(tmp_path / f"gru{hidden}.onnx", hidden))
+        gather = next(n for n in graph.nodes if n.op == "Gather")
+        assert verdict("state_slice_aligned", gather, graph, 16)[0] is ok
+    assert verdict("state_slice_aligned", gather, graph, 16)[1] == "aligned state slice"
+
+
 def test_time_axis_in(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "ReverseSequence", [[98, 1, 64], [1]], [98, 1, 64], time_axis=1, batch_axis=0)
     assert verdict("time_axis_in", node, graph, [0]) == (False, "ReverseSequence time_axis 1 not in 0")

@@ -1429,3 +1429,35 @@ def l2_norm_onnx(path: Path, root: str, keep_axes: bool, channels: int = 64) -> 
     graph = helper.make_graph(nodes, "l2_norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 1, 1])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, channels])], constants)
     return _save_opset14(graph, path)
+
+
+def stacked_gru_onnx(path: Path, hidden: int, features: int = 7) -> Path:
+    """RIANN's recurrent core: x [1, 1, features] and a stacked state h0 [2, 1, 1, hidden]; each of two GRUs takes
+    its initial state as a Gather of h0 along axis 0 ([1, 1, hidden]); the first GRU's sequence, squeezed to
+    [1, 1, hidden], feeds the second; each final state is unsqueezed to [1, 1, 1, hidden] and concatenated into hn;
+    the second sequence, squeezed, through a Relu is the output."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    constants = [numpy_helper.from_array(np.array(0, np.int64), "i0"),
+                 numpy_helper.from_array(np.array(1, np.int64), "i1"),
+                 numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+                 numpy_helper.from_array(np.array([0], np.int64), "axis0")]
+    nodes = []
+    for k, (source, width) in enumerate((("x", features), ("s1", hidden))):
+        constants += [numpy_helper.from_array(rng.normal(0, .1, (1, 3 * hidden, width)).astype(np.float32), f"W{k}"),
+                      numpy_helper.from_array(rng.normal(0, .1, (1, 3 * hidden, hidden)).astype(np.float32), f"R{k}"),
+                      numpy_helper.from_array(np.zeros((1, 6 * hidden), np.float32), f"B{k}")]
+        nodes += [helper.make_node("Gather", ["h0", f"i{k}"], [f"g{k}"], axis=0, name=f"gather{k}"),
+                  helper.make_node("GRU", [source, f"W{k}", f"R{k}", f"B{k}", "", f"g{k}"], [f"Y{k}", f"Yh{k}"],
+                                   hidden_size=hidden, linear_before_reset=1, name=f"gru{k}"),
+                  helper.make_node("Squeeze", [f"Y{k}", "axis1"], [f"s{k + 1}"], name=f"squeeze{k}"),
+                  helper.make_node("Unsqueeze", [f"Yh{k}", "axis0"], [f"u{k}"], name=f"unsqueeze{k}")]
+    nodes += [helper.make_node("Concat", ["u0", "u1"], ["hn"], axis=0, name="concat"),
+              helper.make_node("Relu", ["s2"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "stacked_gru",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, features]),
+                               helper.make_tensor_value_info("h0", TensorProto.FLOAT, [2, 1, 1, hidden])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, hidden]),
+                               helper.make_tensor_value_info("hn", TensorProto.FLOAT, [2, 1, 1, hidden])], constants)
+    return _save_opset14(graph, path)

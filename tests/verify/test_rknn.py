@@ -54,6 +54,7 @@ from tests.verify.models import (
     small_dense_heads_onnx,
     spectrogram_channel_onnx,
     spp_onnx,
+    stacked_gru_onnx,
     stacked_rows_onnx,
     stft_gru_onnx,
     transposed_gelu_onnx,
@@ -731,3 +732,15 @@ def test_an_l2_norm_is_fused_only_when_its_sum_keeps_its_axis(rknn_installed: Rk
     assert {"Sqrt", "Div"} <= set(report.cpu_ops)
     assert agreement_with_vendor(l2_norm_onnx(tmp_path / "kept.onnx", "sqrt", keep_axes=True), target,
                                  tmp_path / "w2")[0] == {}
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+@pytest.mark.parametrize("hidden", [200, 208])
+def test_reshapes_of_gru_states_need_aligned_units_on_rk3588(rknn_installed: Rknn, tmp_path: Path, target: str,
+                                                             hidden: int) -> None:
+    """RIANN (held-out batch 18's first run: 6 ops on RK3588's CPU, edgepipe said NPU): the Gathers of its stacked
+    state input, the Squeeze of the first GRU's sequence and the Unsqueezes of the final states run on RK3588's CPU
+    with 200 units, on its NPU with 208; RK3576 runs them all on its NPU."""
+    cpu_ops, _ = agreement_with_vendor(stacked_gru_onnx(tmp_path / "gru.onnx", hidden), target, tmp_path / "w")
+    unaligned = target == "rk3588" and hidden % 16
+    assert cpu_ops == ({"Gather": 2, "Squeeze": 2, "Unsqueeze": 2} if unaligned else {})

@@ -24,6 +24,23 @@ def axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
 
 
 @constraint
+def state_slice_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A Gather of one state from a stacked-state graph input for a recurrent op (RIANN's [2, 1, 1, H] h0 indexed
+    per layer), which the toolkit makes a Slice and a Reshape to [1, 1, H], needs H a multiple of {param}
+    (rknn-toolkit2 2.5.0 on RK3588: H = 200 on the CPU, 208 and 64 on the NPU; probed)."""
+    data = node.inputs[0] if node.inputs else None
+    out = node.outputs[0].shape if node.outputs else None
+    if data is None or data.name not in graph.input_names() or not out or len(out) < 3:
+        return True, "not a state slice of a graph input"
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    last = out[-1]
+    if not any(r.op in RECURRENT_OPS for r in readers) or not isinstance(last, int) or last % multiple == 0:
+        return True, "aligned state slice"
+    return False, (f"{node.op} slices a state of {last} units from graph input '{data.name}', not a multiple of "
+                   f"{multiple}")
+
+
+@constraint
 def time_axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
     """The op's time_axis (a ReverseSequence's) is one of {param}."""
     axis = int(node.attrs.get("time_axis", 0) or 0)
@@ -637,7 +654,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     others on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to [1, 864, 1] for its Concat, a Flatten of 24
     channels at a graph output, a score of 4 elements, unless it merges them with the reshape after it, also across an
     Identity or a reduction of size-1 axes, which it drops, and the reshapes of a recurrent op's output or of a graph
-    input it reads, e.g. the [4] states of madmom's SuperFlux BRNN; it runs a flatten of H x W read by a Transpose or a
+    input it reads, e.g. the [4] states of madmom's SuperFlux BRNN, unless such a reshape goes between 3-D and 4-D
+    with a last axis that is not a multiple of {param} and is not read by a Transpose (RIANN's GRUs of 200 units:
+    [1, 1, 1, 200] -> [1, 1, 200] on the CPU, 208 and 64 on the NPU; probed); it runs a flatten of H x W read by a
+    Transpose or a
     Concat, as in PP-OCR, PicoDet and YOLO heads, on the NPU). A one-column MatMul head over M rows, held as
     [1, 1, 1, M], reshaped to a graph output (madmom's onset RNNs squeeze [100, 1] to [100]) is such a plane of M
     elements. A reshape between 2-D and 3-D tensors that changes the shape, feeds no recurrent op nor a graph output
@@ -676,6 +696,10 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     state_in = source is None and data is not None and data.name in graph.input_names() and \
         any(r.op in RECURRENT_OPS for r in readers)
     if state_in or source is not None and source.op in RECURRENT_OPS:
+        if len(shape) >= 3 and len(out) >= 3 and shape[-1] % multiple and \
+                not (readers and all(r.op == "Transpose" for r in readers)):
+            return False, (f"reshapes a recurrent op's state or output between {len(shape)}-D and {len(out)}-D "
+                           f"with a last axis of {shape[-1]}, not a multiple of {multiple}")
         return True, "reshapes a recurrent op's state (a graph input it reads, or its output), not a feature map"
     outputs = graph.output_names()
     if source is not None and _drops_reduced_axes(source, shape, out) and written.name not in outputs and \
