@@ -38,6 +38,7 @@ from tests.thirdparty.heldout_batch15 import BATCH15_MODELS
 from tests.thirdparty.heldout_batch16 import BATCH16_MODELS
 from tests.thirdparty.heldout_batch17 import BATCH17_MODELS
 from tests.thirdparty.heldout_batch18 import BATCH18_MODELS
+from tests.thirdparty.heldout_batch19 import BATCH19_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -315,6 +316,12 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # GRU state (ONNX as shipped), from three packages the zoo does not pin, added before any vendor tool saw them
     # (heldout_batch18.py).
     *BATCH18_MODELS,
+    # Batch 19: deepbrain's 3-D U-Net skull stripper for T1 brain MRI (3-D Conv, MaxPool and ConvTranspose with skip
+    # Concats over a 128^3 NDHWC volume; a TensorFlow 1 frozen graph, exported) and surfaces-surrogates' MLP surrogate
+    # of a k-nearest-neighbours classifier's cross-validated accuracy (an ai.onnx.ml Scaler and three Linear layers;
+    # skl2onnx ONNX as shipped, its batch pinned to 1), from two packages the zoo does not pin, added before any vendor
+    # tool saw them (heldout_batch19.py).
+    *BATCH19_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
