@@ -223,6 +223,20 @@ def test_time_axis_in(tmp_path: Path) -> None:
     assert verdict("time_axis_in", node, graph, [0])[0]
 
 
+def test_reverse_sequence_of_run_time_lengths_is_a_cpu_op(tmp_path: Path) -> None:
+    """rk3588 / rk3576: a ReverseSequence runs on the NPU with time first and constant lengths only."""
+    from edgepipe.support import check_model
+    from edgepipe.targets import load_profile
+    from tests.verify.models import reverse_sequence_onnx
+
+    for target in ("rk3588", "rk3576"):
+        profile = load_profile(target)
+        for time_axis, lengths, where in ((0, "constant", "accelerator"), (0, "input", "cpu"), (1, "constant", "cpu")):
+            model = reverse_sequence_onnx(tmp_path / f"rev{time_axis}{lengths}.onnx", time_axis, lengths)
+            verdict_ = next(v for v in check_model(model, profile).node_verdicts if v.op == "ReverseSequence")
+            assert verdict_.placement == where, (target, time_axis, lengths, verdict_.failed)
+
+
 def test_no_batch_dims(tmp_path: Path) -> None:
     node, graph = single(tmp_path, "GatherND", [[1, 200, 80], [1, 98, 5, 1]], [1, 98, 5, 80], batch_dims=1)
     assert verdict("no_batch_dims", node, graph, True) == (False, "GatherND batch_dims 1")
