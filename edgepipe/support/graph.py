@@ -98,6 +98,8 @@ class OpGraph:
     nodes: tuple[OpNode, ...]
     graph_inputs: tuple[TensorInfo, ...]
     graph_outputs: tuple[TensorInfo, ...]
+    #: The ONNX default-domain opset the model imports (None for TFLite).
+    opset: int | None = None
 
     @cached_property
     def _producers(self) -> dict[str, int]:

@@ -231,4 +231,5 @@ def read_onnx(path: Path) -> OpGraph:
                             macs=_macs(node.op_type, attrs, inputs, outputs), layout="nchw"))
     graph_inputs = tuple(TensorInfo(i.name, *infos[i.name]) for i in model.graph.input if i.name not in initializers)
     graph_outputs = tuple(TensorInfo(o.name, *infos[o.name]) for o in model.graph.output)
-    return OpGraph("onnx", str(path), tuple(nodes), graph_inputs, graph_outputs)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    return OpGraph("onnx", str(path), tuple(nodes), graph_inputs, graph_outputs, opset=opset)

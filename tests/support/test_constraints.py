@@ -205,6 +205,17 @@ def test_axis_in(tmp_path: Path) -> None:
     assert verdict("axis_in", node, graph, [3])[0]
 
 
+def test_opset_max(tmp_path: Path) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import conv_net_onnx
+
+    graph = read_graph(conv_net_onnx(tmp_path / "c21.onnx", ["Relu"], opset=21))
+    assert graph.opset == 21
+    assert verdict("opset_max", graph.nodes[0], graph, 19) == (False, "the model imports ONNX opset 21 > 19")
+    assert verdict("opset_max", graph.nodes[1], graph, 19)[0]  # named once, on the first node
+    assert verdict("opset_max", graph.nodes[0], graph, 21)[0]
+
+
 def test_state_slice_aligned(tmp_path: Path) -> None:
     from edgepipe.support import read_graph
     from tests.verify.models import stacked_gru_onnx

@@ -745,3 +745,19 @@ def test_reshapes_of_gru_states_need_aligned_units_on_rk3588(rknn_installed: Rkn
     cpu_ops, _ = agreement_with_vendor(stacked_gru_onnx(tmp_path / "gru.onnx", hidden), target, tmp_path / "w")
     unaligned = target == "rk3588" and hidden % 16
     assert cpu_ops == ({"Gather": 2, "Squeeze": 2, "Unsqueeze": 2} if unaligned else {})
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+def test_an_opset_above_19_is_a_compile_failure_edgepipe_predicts(rknn_installed: Rknn, tmp_path: Path,
+                                                                   target: str) -> None:
+    """surfaces-surrogates' skl2onnx MLP (held-out batch 19's first run, unpredicted): the toolkit's loader refuses
+    an ONNX opset above 19 ("Unsupport onnx opset 21, need <= 19!"); the same network at opset 19 builds."""
+    profile = load_profile(target)
+    for opset, refused in ((21, True), (19, False)):
+        model = conv_net_onnx(tmp_path / f"opset{opset}.onnx", ["Relu"], opset=opset)
+        graph = read_graph(model)
+        report = check_graph(graph, profile)
+        result = vendor_verification(report, profile, model, tmp_path / f"w{opset}", graph)
+        assert result is not None and result.status == ("compile_failed" if refused else "ran"), result
+        assert [b.constraint for b in report.compile_blockers] == (["opset_max"] if refused else [])
+    assert "opset 21, need <= 19" in result.detail or refused is False

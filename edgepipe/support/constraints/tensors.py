@@ -247,3 +247,12 @@ def constants_not_nan(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     if required and bad:
         return False, f"{node.op} reads constant '{bad[0]}' holding NaN (replace it by a finite value)"
     return True, "no NaN constant"
+
+
+@constraint
+def opset_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
+    """The model imports ONNX opset {param} or older (rknn-toolkit2 2.5.0's loader: "Unsupport onnx opset 21, need
+    <= 19"; convert it first with onnx.version_converter); judged on the first node, so the verdict names it once."""
+    if graph.opset is None or graph.opset <= limit or not graph.nodes or node.index != graph.nodes[0].index:
+        return True, f"opset {graph.opset}"
+    return False, f"the model imports ONNX opset {graph.opset} > {limit}"
