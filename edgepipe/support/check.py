@@ -8,8 +8,8 @@ from pathlib import Path
 from edgepipe.errors import ModelLoadError, ProfileError
 from edgepipe.support.constraints import load_constraints
 from edgepipe.support.graph import OpGraph
-from edgepipe.support.placement import partitions, peak_activation_bytes, place, weights_bytes
-from edgepipe.support.report import CompileBlocker, SupportReport
+from edgepipe.support.placement import input_less_partitions, partitions, peak_activation_bytes, place, weights_bytes
+from edgepipe.support.report import CompileBlocker, NodeVerdict, SupportReport
 from edgepipe.targets.profile import OpTable, TargetProfile
 
 
@@ -53,7 +53,23 @@ def check_graph(graph: OpGraph, profile: TargetProfile) -> SupportReport:
         peak_activation_bytes=peak, weights_bytes=weights_bytes(graph), sram_bytes=sram,
         fits_sram=None if sram is None else peak <= sram,
         cpu_ops=dict(Counter(v.op for v in verdicts if v.placement == "cpu")),
-        node_verdicts=verdicts, partition_list=runs, compile_blockers=compile_blockers(graph, table))
+        node_verdicts=verdicts, partition_list=runs,
+        compile_blockers=compile_blockers(graph, table) + _input_less_blockers(graph, table, verdicts))
+
+
+def _input_less_blockers(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[CompileBlocker]:
+    """A compile failure for each accelerator partition that reads only constants (profile
+    ``input_less_groups``)."""
+    found = []
+    for group in input_less_partitions(graph, table, verdicts):
+        names = ", ".join(f"'{n.name}'" for n in group[:4]) + (f" (+{len(group) - 4} more)" if len(group) > 4 else "")
+        found.append(CompileBlocker(
+            node=group[0].name, op=group[0].op, constraint="input_less_groups",
+            rule="Every accelerator partition reads a graph input or a tensor another device wrote.",
+            detail=f"{group[0].op} {names} read only constants and form an accelerator partition of their own: "
+                   "the backend cannot build a graph with zero inputs (next step: quantize the feature maps too, "
+                   "or keep these weights in float)"))
+    return found
 
 
 def compile_blockers(graph: OpGraph, table: OpTable) -> list[CompileBlocker]:

@@ -6,6 +6,13 @@ from typing import Any
 
 from edgepipe.support.constraints import load_constraints
 from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.support.ort_partitions import (
+    QDQ_OPS,
+    forms_node_unit,
+    input_less_groups,
+    is_per_channel,
+    is_standalone_constant_dequantize,
+)
 from edgepipe.support.report import FailedConstraint, NodeVerdict, Partition
 from edgepipe.targets.profile import OpTable
 
@@ -73,7 +80,7 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
         closes = writer is not None and writer.op not in ("QuantizeLinear", "DequantizeLinear") and \
             any(f.constraint != NOT_LISTED for f in failed[writer.index])
-        if closes and writer is not None and not failed[node.index] and _reads_dequantized(graph, writer, producers):
+        if closes and writer is not None and not failed[node.index] and forms_node_unit(graph, writer):
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
                 detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
@@ -93,22 +100,25 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
         if failed[node.index] or node.op != "DequantizeLinear" or not (node.inputs and node.inputs[0].constant):
             continue
         users = [graph.nodes[i] for t in node.outputs for i in consumers.get(t.name, [])]
-        if users and all(failed[u.index] for u in users):
-            failed[node.index] = [FailedConstraint(
-                constraint="qdq_node_unit", rule="Weight dequantization runs where the ops reading it run.",
-                detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
+        if table.standalone_constant_dequantize and is_standalone_constant_dequantize(graph, node):
+            if is_per_channel(node):
+                failed[node.index] = [FailedConstraint(
+                    constraint="standalone_constant_dequantize",
+                    rule="A DequantizeLinear no node unit takes runs on its own: per-tensor on the accelerator, "
+                         "per-channel on the CPU.",
+                    detail=f"{node.op} of a per-channel weight that {users[0].op} '{users[0].name}' reads outside "
+                           "any node unit: the EP runs no standalone per-channel dequantization")]
+            continue
+        if not users or not all(failed[u.index] for u in users):
+            continue
+        failed[node.index] = [FailedConstraint(
+            constraint="qdq_node_unit", rule="Weight dequantization runs where the ops reading it run.",
+            detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
 
 
 #: Ops whose Q/DQ ONNX Runtime drops rather than grouping into a node unit (its DropQDQ selector): their input
 #: DequantizeLinear stays a standalone op wherever the op runs.
 _DROP_QDQ_OPS = ("MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Gather", "Resize", "Slice")
-
-
-def _reads_dequantized(graph: OpGraph, node: OpNode, producers: dict[str, int]) -> bool:
-    """Whether every feature map ``node`` reads comes from a DequantizeLinear: it forms a QDQ node unit. An op
-    reading a float tensor of another op (a Sqrt after a ReduceMean) forms none, and the Q after it runs alone."""
-    sources = [graph.nodes[producers[t.name]].op for t in node.activations_in if t.name in producers]
-    return all(op == "DequantizeLinear" for op in sources)
 
 
 def _unit_refused_for_rank(unit: OpNode, reasons: list[FailedConstraint]) -> bool:
@@ -179,6 +189,38 @@ def _split_by_subgraph_read(graph: OpGraph, failed: list[list[FailedConstraint]]
     return None
 
 
+def _grouping_skips(graph: OpGraph, table: OpTable) -> set[int]:
+    """Nodes that take no part in ONNX Runtime's grouping: folded away, or a weight's DequantizeLinear inside the
+    node unit of the op reading it."""
+    return {node.index for node in graph.nodes if node.op in table.ignore or (
+        node.op == "DequantizeLinear" and node.inputs and node.inputs[0].constant
+        and not is_standalone_constant_dequantize(graph, node))}
+
+
+def _drop_lone_constant_groups(graph: OpGraph, table: OpTable, failed: list[list[FailedConstraint]]) -> None:
+    """A group of one Q/DQ node that reads only constants goes to the CPU (the QNN EP drops such a partition)."""
+    on_ep = [not reasons and node.op not in table.ignore for node, reasons in zip(graph.nodes, failed)]
+    for group in input_less_groups(graph, on_ep, _grouping_skips(graph, table)):
+        node = graph.nodes[group[0]]
+        if len(group) == 1 and node.op in QDQ_OPS:
+            failed[node.index] = [FailedConstraint(
+                constraint="input_less_groups", rule="A partition of one Q/DQ node that reads only constants "
+                                                     "is dropped to the CPU.",
+                detail=f"{node.op} reads only constants and no other accelerator node is ready with it: ONNX "
+                       "Runtime's partition would hold it alone, and the EP drops that partition")]
+
+
+def input_less_partitions(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[list[OpNode]]:
+    """The accelerator's partitions (ONNX Runtime's grouping) that read nothing but constants, of two nodes or
+    more: the QNN HTP backend cannot build a graph without inputs, and the session fails."""
+    if not table.input_less_groups:
+        return []
+    placed = {v.index: v.placement == "accelerator" for v in verdicts}
+    on_ep = [placed.get(node.index, False) for node in graph.nodes]
+    return [[graph.nodes[i] for i in group] for group in input_less_groups(graph, on_ep, _grouping_skips(graph, table))
+            if len(group) > 1]
+
+
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
     failed = [[] if node.op in table.ignore or (table.fold_constants and (node.attrs.get("folded")
@@ -199,6 +241,8 @@ def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
                     detail=f"{splitter.op} '{splitter.name}' on the CPU reads accelerator feature maps inside its "
                            "subgraph and feeds accelerator nodes: ONNX Runtime refuses the partition, every node "
                            "runs on the CPU")]
+    if table.input_less_groups:
+        _drop_lone_constant_groups(graph, table, failed)
     verdicts: list[NodeVerdict] = []
     cut: str | None = None
     for node in graph.nodes:

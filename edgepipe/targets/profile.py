@@ -67,6 +67,14 @@ class OpTable(_Strict):
                            "and whose output the accelerator reads again, sends every node to the CPU (ONNX "
                            "Runtime rejects an EP's partition that an unsupported node splits through edges the "
                            "EP cannot see).")
+    standalone_constant_dequantize: bool = Field(
+        False, description="A DequantizeLinear of a constant that no reader takes into its QDQ node unit (the reader "
+                           "also reads a float feature map) is an op of its own: per-tensor it runs on the "
+                           "accelerator, per-channel on the CPU (ONNX Runtime's QNN EP).")
+    input_less_groups: bool = Field(
+        False, description="ONNX Runtime's grouping of the accelerator's nodes can leave a group that reads only "
+                           "constants: one Q/DQ node alone is dropped to the CPU, a bigger group fails the session "
+                           "(QNN: 'zero graph inputs').")
     fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")

@@ -194,6 +194,32 @@ def test_small_dense_layers_take_the_reshape_before_them_in(tmp_path: Path) -> N
     assert placed["head"] == "cpu"
 
 
+@pytest.mark.parametrize(("layers", "side_input"), [(3, False), (1, False), (3, True)])
+def test_constant_dequantizations_no_node_unit_takes_form_partitions_of_their_own(
+        tmp_path: Path, layers: int, side_input: bool) -> None:
+    """mobile-npu (standalone_constant_dequantize, input_less_groups): behind a Scaler whose output has no shape,
+    the float MatMul, Add and Relu run on the CPU and take no DequantizeLinear into a node unit. The per-channel
+    weight dequantizations then run on the CPU, the per-tensor bias dequantizations on the HTP; the biases of three
+    layers form a partition with no input (a compile failure naming them), one bias alone goes to the CPU, and a
+    Sigmoid on a second input gives their partition an input."""
+    from tests.verify.models import weight_only_mlp_onnx
+
+    report = check_model(weight_only_mlp_onnx(tmp_path / "m.onnx", layers, side_input), load_profile("mobile-npu"))
+    placed = {v.name: v for v in report.node_verdicts}
+    assert all(placed[f"weight{k}"].failed[0].constraint == "standalone_constant_dequantize" for k in range(layers))
+    biases = {placed[f"bias{k}"].placement for k in range(layers)}
+    blockers = [b.constraint for b in report.compile_blockers]
+    if layers == 1:
+        assert biases == {"cpu"} and placed["bias0"].failed[0].constraint == "input_less_groups" and not blockers
+    elif side_input:
+        assert biases == {"accelerator"} and placed["side"].placement == "accelerator" and not blockers
+    else:
+        assert biases == {"accelerator"} and blockers == ["input_less_groups"]
+        assert "'bias0'" in report.compile_blockers[0].detail and "zero inputs" in report.compile_blockers[0].detail
+    edge = check_model(weight_only_mlp_onnx(tmp_path / "e.onnx", layers, side_input), load_profile("rk3588"))
+    assert not any(b.constraint == "input_less_groups" for b in edge.compile_blockers)
+
+
 def test_a_cpu_loop_reading_an_accelerator_tensor_in_its_body_sends_every_node_to_the_cpu(tmp_path: Path) -> None:
     """mobile-npu (subgraph_reads_split_partitions): the Loop's body reads the Relu's output from the enclosing
     graph and the Mul after the Loop runs on the HTP, so ONNX Runtime refuses the partition: every node on the

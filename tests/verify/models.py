@@ -1461,3 +1461,43 @@ def stacked_gru_onnx(path: Path, hidden: int, features: int = 7) -> Path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, hidden]),
                                helper.make_tensor_value_info("hn", TensorProto.FLOAT, [2, 1, 1, hidden])], constants)
     return _save_opset14(graph, path)
+
+
+def weight_only_mlp_onnx(path: Path, layers: int, side_input: bool = False) -> Path:
+    """The k-NN surrogate's int8 graph as edgepipe's quantizer left it (held-out batch 19): x (1, 5) -> an ai.onnx.ml
+    Scaler (whose output has no shape) -> ``layers`` x (MatMul by a per-channel DequantizeLinear weight, Add of a
+    per-tensor DequantizeLinear bias, Relu), activations float. With ``side_input`` a second input z (1, 16) goes
+    through a Sigmoid of its own (an HTP op ready from the start)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Scaler", ["x"], ["h0"], domain="ai.onnx.ml", offset=[0.1] * 5, scale=[2.0] * 5,
+                              name="scaler")]
+    constants, width = [], 5
+    for k in range(layers):
+        constants += [numpy_helper.from_array(rng.integers(-100, 100, (width, 16)).astype(np.int8), f"w{k}_q"),
+                      numpy_helper.from_array(np.full(16, 0.01, np.float32), f"w{k}_s"),
+                      numpy_helper.from_array(np.zeros(16, np.int8), f"w{k}_z"),
+                      numpy_helper.from_array(rng.integers(-100, 100, (1, 16)).astype(np.int8), f"b{k}_q"),
+                      numpy_helper.from_array(np.float32(0.01), f"b{k}_s"),
+                      numpy_helper.from_array(np.int8(0), f"b{k}_z")]
+        nodes += [helper.make_node("DequantizeLinear", [f"w{k}_q", f"w{k}_s", f"w{k}_z"], [f"w{k}"], axis=1,
+                                   name=f"weight{k}"),
+                  helper.make_node("DequantizeLinear", [f"b{k}_q", f"b{k}_s", f"b{k}_z"], [f"b{k}"], name=f"bias{k}"),
+                  helper.make_node("MatMul", [f"h{k}", f"w{k}"], [f"m{k}"], name=f"matmul{k}"),
+                  helper.make_node("Add", [f"m{k}", f"b{k}"], [f"a{k}"], name=f"add{k}"),
+                  helper.make_node("Relu", [f"a{k}"], [f"h{k + 1}"], name=f"relu{k}")]
+        width = 16
+    nodes.append(helper.make_node("Identity", [f"h{layers}"], ["y"], name="out"))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])]
+    if side_input:
+        nodes.append(helper.make_node("Sigmoid", ["z"], ["zs"], name="side"))
+        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 16]))
+        outputs.append(helper.make_tensor_value_info("zs", TensorProto.FLOAT, [1, 16]))
+    graph = helper.make_graph(nodes, "weight_only_mlp", inputs, outputs, constants)
+    import onnx
+
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
+    return path

@@ -20,6 +20,7 @@ from tests.verify.models import (
     norm_after_onnx,
     qdq_onnx,
     recurrent_onnx,
+    weight_only_mlp_onnx,
 )
 
 SHAPE = (1, 3, 16, 16)
@@ -354,3 +355,20 @@ def test_a_gather_nd_with_batch_dims_runs_on_the_cpu(tmp_path: Path, batch_dims:
     assert "gather" not in {d.name for d in result.disagreements}, result.disagreements
     gather = next(v for v in report.node_verdicts if v.name == "gather")
     assert gather.placement == ("cpu" if batch_dims else "accelerator")
+
+
+@pytest.mark.parametrize(("layers", "side_input"), [(3, False), (1, False), (3, True)])
+def test_constant_dequantizations_no_node_unit_takes_match_the_htp_emulator(tmp_path: Path, layers: int,
+                                                                           side_input: bool) -> None:
+    """The k-NN surrogate (held-out batch 19) failed the QNN session unpredicted ("Having zero graph inputs is
+    not supported on this backend"): its bias dequantizations, read only by CPU ops outside any node unit, formed a
+    partition of their own. Three such biases fail the session as predicted; one alone runs on the CPU; with a
+    Sigmoid on a second input in their partition, the graph runs, every node as edgepipe placed it."""
+    report, result = _verify(weight_only_mlp_onnx(tmp_path / "m.onnx", layers, side_input), tmp_path / "work")
+    assert result is not None
+    if layers == 3 and not side_input:
+        assert result.status == "compile_failed" and "zero graph inputs" in result.detail, result
+        assert [b.constraint for b in report.compile_blockers] == ["input_less_groups"]
+    else:
+        assert result.status == "ran", result
+        assert result.agree == result.compared == report.nodes, result.disagreements
