@@ -9,11 +9,13 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
 - Every input keeps its ONNX shape (``-kat``), NCHW included, so one dataset feeds the
   ONNX and the TFLite artifacts alike; onnx2tf inserts the transposes.
 - Calibration data is always given (``-cind``, already normalised: mean 0, std 1): without it
-  onnx2tf downloads sample images. With float inputs onnx2tf also writes a full-integer TFLite
-  (``-oiqt``, the TF converter calibrated on that data), which :func:`int8_output` finds for the
-  quantize stage: on NCHW CNNs it tracks the float model more closely than quantizing the float
-  TFLite afterwards.
+  onnx2tf downloads sample images. For 3-channel NHWC inputs it loads them even so; they are written
+  into its working folder first (:data:`SAMPLE_IMAGES`), so it never reads the network. With float
+  inputs onnx2tf also writes a full-integer TFLite (``-oiqt``, the TF converter calibrated on that
+  data), which :func:`int8_output` finds for the quantize stage: on NCHW CNNs it tracks the float
+  model more closely than quantizing the float TFLite afterwards.
 - onnx2tf runs ``onnxsim`` as a subprocess, so the environment's ``bin`` folder goes on PATH.
+- Padded MaxPools are rewritten first (:mod:`edgepipe.export.onnx_max_pool_pads`): onnx2tf pads them with zeros.
 """
 
 from __future__ import annotations
@@ -69,6 +71,21 @@ def _calibration_args(calibration: Dataset, input_names: list[str], scratch: Pat
     return args
 
 
+#: The sample images onnx2tf loads from its working folder, or else downloads from GitHub, whenever every input of
+#: the model is a 3-channel NHWC image (open_nsfw: the build failed offline). With ``-cind`` given it never uses
+#: them, so edgepipe writes the calibration images there and onnx2tf reads no network.
+SAMPLE_IMAGES = "calibration_image_sample_data_20x128x128x3_float32.npy"
+
+
+def _offline_sample_images(calibration: Dataset, scratch: Path) -> None:
+    """Write onnx2tf's sample images (:data:`SAMPLE_IMAGES`) into ``scratch``: the first calibration input's
+    samples when they are 3-channel NHWC images, else zeros of the shape the file name gives."""
+    first = np.asarray(calibration.inputs[0]) if calibration.inputs else np.zeros(0)
+    images = first[:20].astype(np.float32) if first.ndim == 4 and first.shape[-1] == 3 else \
+        np.zeros((20, 128, 128, 3), np.float32)
+    np.save(scratch / SAMPLE_IMAGES, images)
+
+
 def _last_error(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for line in reversed(lines):
@@ -109,6 +126,20 @@ def discard(float_path: Path) -> None:
     _sidecar(float_path).unlink(missing_ok=True)
 
 
+def _exact_max_pools(path: Path) -> None:
+    """Rewrite the padded MaxPools of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts
+    them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`)."""
+    import onnx
+
+    from edgepipe.export.onnx_max_pool_pads import exact_max_pools
+
+    model = onnx.load(str(path))
+    count = exact_max_pools(model)
+    if count:
+        log.info("rewrote %d padded MaxPool(s) of %s for onnx2tf", count, path.name)
+        onnx.save(model, str(path))
+
+
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
                            scratch: Path) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""
@@ -118,9 +149,11 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     private = scratch / "onnx2tf_input"
     private.mkdir(parents=True, exist_ok=True)
     onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
+    _exact_max_pools(onnx_path)
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
+    _offline_sample_images(calibration, scratch)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
                    integer)
     log.info("running onnx2tf on %s", onnx_path.name)
