@@ -39,6 +39,7 @@ from tests.thirdparty.heldout_batch16 import BATCH16_MODELS
 from tests.thirdparty.heldout_batch17 import BATCH17_MODELS
 from tests.thirdparty.heldout_batch18 import BATCH18_MODELS
 from tests.thirdparty.heldout_batch19 import BATCH19_MODELS
+from tests.thirdparty.heldout_batch20 import BATCH20_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -322,6 +323,13 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # skl2onnx ONNX as shipped, its batch pinned to 1), from two packages the zoo does not pin, added before any vendor
     # tool saw them (heldout_batch19.py).
     *BATCH19_MODELS,
+    # Batch 20: digit-recognizer-py's MNIST handwritten digit CNN (3x3 Conv + Relu + MaxPool, two Gemm; a PyTorch state
+    # dict, exported), chess-fen-detector's chessboard square classifier (three valid 3x3 Conv + Relu, a Dense and a
+    # 13-way softmax over 25x25 NHWC squares; Keras 3, exported) and metapredict's V3 protein disorder predictor (a
+    # two-layer bidirectional LSTM, LayerNorm and a per-residue Linear over one-hot residues; a Lightning checkpoint
+    # from an sdist, exported), from three packages the zoo does not pin, added before any vendor tool saw them
+    # (heldout_batch20.py).
+    *BATCH20_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
