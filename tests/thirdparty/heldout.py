@@ -40,6 +40,7 @@ from tests.thirdparty.heldout_batch17 import BATCH17_MODELS
 from tests.thirdparty.heldout_batch18 import BATCH18_MODELS
 from tests.thirdparty.heldout_batch19 import BATCH19_MODELS
 from tests.thirdparty.heldout_batch20 import BATCH20_MODELS
+from tests.thirdparty.heldout_batch21 import BATCH21_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -330,6 +331,13 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # from an sdist, exported), from three packages the zoo does not pin, added before any vendor tool saw them
     # (heldout_batch20.py).
     *BATCH20_MODELS,
+    # Batch 21: pyapetnet's anatomy-guided PET reconstruction CNN (3x3x3 Conv + PReLU per input, Concat, seven 3x3x3
+    # Conv + PReLU layers and the PET added back, no downsampling, over 40^3 NDHWC PET and MR cubes; a Keras
+    # TensorFlow SavedModel, exported) and opal-net's osu!mania accuracy predictor, a neural collaborative filtering
+    # network (player and map embeddings, Gather over int64 ids, BatchNorm, their product and concatenation, a Linear
+    # + SiLU and a Linear; a Lightning checkpoint, exported), from two packages the zoo does not pin, added before any
+    # vendor tool saw them (heldout_batch21.py).
+    *BATCH21_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
