@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgepipe.support.constraints import load_constraints
+from edgepipe.support.constraints.ops import accelerator_layout_source
 from edgepipe.support.graph import OpGraph, OpNode
 from edgepipe.support.ort_partitions import (
     QDQ_OPS,
@@ -78,19 +79,30 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
     for node in graph.nodes:
         writer = graph.nodes[producers[node.inputs[0].name]] if (
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
-        closes = writer is not None and writer.op not in ("QuantizeLinear", "DequantizeLinear") and \
+        activation = _unit_activation(graph, writer) if writer is not None else None
+        if activation is not None:
+            activation, writer = writer, activation
+        closes = writer is not None and writer.op not in QDQ_OPS and \
             any(f.constraint != NOT_LISTED for f in failed[writer.index])
         if closes and writer is not None and not failed[node.index] and forms_node_unit(graph, writer):
             failed[node.index] = [FailedConstraint(
                 constraint="qdq_node_unit", rule="Output quantization runs where the op it closes runs.",
                 detail=f"{node.op} closes the node unit of {writer.op} '{writer.name}', which runs on the CPU")]
+            if activation is not None and not failed[activation.index]:
+                failed[activation.index] = [FailedConstraint(
+                    constraint="qdq_node_unit", rule="An activation between an op and its output quantization "
+                                                     "runs where the op runs.",
+                    detail=f"{activation.op} is part of the node unit of {writer.op} '{writer.name}' (between it "
+                           "and its QuantizeLinear), which runs on the CPU")]
             closed[writer.index] = writer
     for node in graph.nodes:
         if failed[node.index] or node.op != "DequantizeLinear" or not node.inputs or node.inputs[0].constant:
             continue
         unit = next((closed[i] for t in node.outputs for i in consumers.get(t.name, []) if i in closed), None)
         if _quantized_writer(graph, node, producers) not in table.qdq_unit_inputs_after and not (
-                unit is not None and _unit_refused_for_rank(unit, failed[unit.index])):
+                unit is not None and _unit_refused_for_rank(unit, failed[unit.index])) and not (
+                unit is not None and table.qdq_unit_inputs_layout_ops
+                and not _after_accelerator_layout_op(graph, node, table, failed)):
             continue
         if unit is not None:
             failed[node.index] = [FailedConstraint(
@@ -114,6 +126,33 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
         failed[node.index] = [FailedConstraint(
             constraint="qdq_node_unit", rule="Weight dequantization runs where the ops reading it run.",
             detail=f"{node.op} follows {users[0].op} '{users[0].name}' onto the CPU")]
+
+
+def _after_accelerator_layout_op(graph: OpGraph, dequantize: OpNode, table: OpTable,
+                                 failed: list[list[FailedConstraint]]) -> bool:
+    """Whether the tensor ``dequantize`` reads comes, through ops a layout transpose passes, from one of
+    ``table.qdq_unit_inputs_layout_ops`` running on the accelerator (its NHWC transpose then stands between the
+    DequantizeLinear and the CPU op reading it, which keeps the DequantizeLinear out of that op's node unit)."""
+    source = accelerator_layout_source(dequantize, graph)
+    return source is not None and source.op in table.qdq_unit_inputs_layout_ops and not failed[source.index]
+
+
+#: Activations ONNX Runtime keeps inside the node unit of the op before them when they stand between it and its
+#: QuantizeLinear (a Neg the quantizer left float, then a Relu, then the Q: tf2onnx's PReLU; HTP emulator).
+_UNIT_ACTIVATIONS = ("Relu", "Clip")
+
+
+def _unit_activation(graph: OpGraph, activation: OpNode) -> OpNode | None:
+    """The op whose node unit ``activation`` belongs to: the non-Q/DQ op writing its input, when ``activation`` is
+    one of :data:`_UNIT_ACTIVATIONS` and only the QuantizeLinear reads it; None otherwise."""
+    if activation.op not in _UNIT_ACTIVATIONS or not activation.activations_in:
+        return None
+    consumers, producers = graph.consumers(), graph.producers()
+    if len([i for t in activation.outputs for i in consumers.get(t.name, [])]) != 1:
+        return None
+    source = activation.activations_in[0].name
+    op = graph.nodes[producers[source]] if source in producers else None
+    return op if op is not None and op.op not in QDQ_OPS else None
 
 
 #: Ops whose Q/DQ ONNX Runtime drops rather than grouping into a node unit (its DropQDQ selector): their input

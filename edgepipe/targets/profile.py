@@ -59,6 +59,11 @@ class OpTable(_Strict):
         default_factory=list, description="Ops whose quantized output, dequantized for an op running on the CPU, "
                                           "is dequantized on the CPU too (the DequantizeLinear joins that op's "
                                           "node unit); after other ops it runs standalone.")
+    qdq_unit_inputs_layout_ops: list[str] = Field(
+        default_factory=list, description="With these ops listed, the DequantizeLinear of a feature map an op running "
+                                          "on the CPU reads joins that op's node unit unless the tensor comes from "
+                                          "one of these ops running on the accelerator through ops a layout "
+                                          "transpose passes (ONNX Runtime's NHWC transpose then stands between).")
     fused_gelu_follows_input: bool = Field(False, description="A GELU written out (Div, Erf, Add, Mul, Mul), which the "
                                                               "compiler fuses into one layer, runs on the CPU when the "
                                                               "op writing its input does.")

@@ -132,7 +132,8 @@ def test_weight_dequantize_follows_its_reader_in_qdq_node_units(tmp_path: Path) 
 
 def test_the_dequantize_into_a_cpu_node_unit_follows_it_after_the_listed_ops(tmp_path: Path) -> None:
     """mobile-npu: a BatchNormalization with int32 parameters runs on the CPU with its output Q; the DQ before it
-    joins it after a Flatten (in qdq_unit_inputs_after), not after a Squeeze; without the list it never does."""
+    joins it after a Flatten (in qdq_unit_inputs_after), not after a Squeeze (the Conv's NHWC layout passes it:
+    qdq_unit_inputs_layout_ops); without either list it never does."""
     from edgepipe.support import read_graph
     from tests.verify.models import norm_after_onnx, qdq_onnx
 
@@ -146,10 +147,38 @@ def test_the_dequantize_into_a_cpu_node_unit_follows_it_after_the_listed_ops(tmp
         if expected == "cpu":
             assert verdicts["u_DequantizeLinear"].failed[0].detail == (
                 "DequantizeLinear opens the node unit of BatchNormalization 'norm', which runs on the CPU")
-            table = profile.onnx.model_copy(update={"qdq_unit_inputs_after": []})
+            table = profile.onnx.model_copy(update={"qdq_unit_inputs_after": [], "qdq_unit_inputs_layout_ops": []})
             unlisted = profile.model_copy(update={"onnx": table})
             assert {v.name: v.placement for v in check_graph(graph, unlisted).node_verdicts}[
                 "u_DequantizeLinear"] == "accelerator"
+
+
+@pytest.mark.parametrize(("writer", "dequantize"), [("Gemm", "cpu"), ("Mul", "cpu"), ("MaxPool", "accelerator")])
+def test_the_dequantize_into_a_cpu_norm_joins_it_unless_an_htp_layout_op_wrote_the_tensor(
+        tmp_path: Path, writer: str, dequantize: str) -> None:
+    """mobile-npu (qdq_unit_inputs_layout_ops): opal-net's 2-D norms after a Gemm or a Mul (no Conv before them)
+    take their DequantizeLinear onto the CPU; after a MaxPool (an NHWC op on the HTP) it stays."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import norm_behind_onnx, qdq_onnx
+
+    shape = (1, 4, 4, 4) if writer == "MaxPool" else (1, 16)
+    model = qdq_onnx(norm_behind_onnx(tmp_path / "f.onnx", writer, shape), tmp_path / "q.onnx", shape)
+    verdicts = {v.name: v for v in check_graph(read_graph(model), load_profile("mobile-npu")).node_verdicts}
+    assert verdicts["norm"].placement == "cpu" and verdicts["u_DequantizeLinear"].placement == dequantize
+
+
+def test_an_activation_between_a_cpu_op_and_its_quantize_runs_on_the_cpu(tmp_path: Path) -> None:
+    """mobile-npu: tf2onnx's PReLU (pyapetnet, held-out batch 21) is Relu(x) + alpha * Relu(Neg(x)); the quantized
+    Neg runs on the CPU, and the Relu between it and its QuantizeLinear (one node unit) runs there with both."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import prelu_written_out_onnx, qdq_onnx
+
+    model = qdq_onnx(prelu_written_out_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 4, 8, 8))
+    verdicts = {v.name: v for v in check_graph(read_graph(model), load_profile("mobile-npu")).node_verdicts}
+    assert verdicts["neg"].placement == verdicts["relu_neg"].placement == "cpu"
+    assert verdicts["negr_QuantizeLinear"].placement == "cpu"
+    assert verdicts["relu_pos"].placement == "accelerator"
+    assert verdicts["relu_neg"].failed[0].detail.startswith("Relu is part of the node unit of Neg 'neg'")
 
 
 def test_a_fused_gelu_follows_the_op_before_it_onto_the_cpu(tmp_path: Path) -> None:

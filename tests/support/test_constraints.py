@@ -847,6 +847,29 @@ def test_reshaped_columns_max(tmp_path: Path) -> None:
         assert verdict("reshaped_columns_max", graph.nodes[0], graph, 8192)[0], (columns, rows, reader)
 
 
+@pytest.mark.parametrize(("plane", "transposed", "trans_b", "ok"), [
+    ((19, 19), True, False, False),  # chess-fen-detector's head: the NHWC Transpose folded into the weights
+    ((19, 19), False, True, False), ((9, 9), False, True, False), ((7, 8), False, True, False),
+    ((16, 16), False, True, True), ((8, 8), False, True, True),  # planes of a multiple of 16
+    ((7, 7), False, True, True), ((3, 3), True, False, True),  # folded into the dense layer as its kernel
+    ((19, 19), True, True, True),  # a Transpose the compiler keeps: not this reshape
+])
+def test_dense_plane_aligned(tmp_path: Path, plane: tuple[int, int], transposed: bool, trans_b: bool,
+                             ok: bool) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import flattened_dense_onnx
+
+    graph = read_graph(flattened_dense_onnx(tmp_path / "d.onnx", 8, *plane, transposed=transposed, trans_b=trans_b))
+    dense, relu, conv = (next(n for n in graph.nodes if n.name == name) for name in ("dense", "relu1", "relu0"))
+    for node in (dense, relu):
+        assert verdict("dense_plane_aligned", node, graph, 16)[0] is ok
+    assert verdict("dense_plane_aligned", conv, graph, 16)[0]
+    if not ok:
+        assert verdict("dense_plane_aligned", dense, graph, 16)[1] == (
+            f"Gemm 'dense' reads a flatten of [1, 8, {plane[0]}, {plane[1]}]: an H x W plane of "
+            f"{plane[0] * plane[1]} elements, not a multiple of 16, wider than 7")
+
+
 def test_keeps_every_element(tmp_path: Path) -> None:
     """minilm_l6's GatherND of a (1, 64) mask by (1, 1, 1, 64, 2) constant indices, and a GatherND of one row."""
     every = np.stack([np.zeros(64, np.int64), np.arange(64)], axis=-1).reshape(1, 1, 1, 64, 2)

@@ -1501,3 +1501,81 @@ def weight_only_mlp_onnx(path: Path, layers: int, side_input: bool = False) -> P
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
     onnx.save(helper.make_model(graph, opset_imports=opsets), path)
     return path
+
+
+def flattened_dense_onnx(path: Path, channels: int, height: int, width: int, transposed: bool = False,
+                         trans_b: bool = True, hidden: int = 128) -> Path:
+    """x [1, channels, height + 2, width + 2] -> 3x3 Conv -> Relu -> (a Transpose to NHWC) -> Reshape to one row ->
+    Gemm of ``hidden`` (weights [hidden, K] with ``trans_b``, else [K, hidden]) -> Relu -> Gemm of 16: a CNN
+    classifier's dense head, as PyTorch (NCHW flatten, transB) and tf2onnx (NHWC Transpose, no transB) write it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    k = channels * height * width
+    nodes = [helper.make_node("Conv", ["x", "cw"], ["c"], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu0")]
+    source = "r"
+    if transposed:
+        nodes.append(helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 3, 1], name="nhwc"))
+        source = "t"
+    nodes += [helper.make_node("Reshape", [source, "row"], ["f"], name="flatten"),
+              helper.make_node("Gemm", ["f", "w1", "b1"], ["g"], transB=int(trans_b), name="dense"),
+              helper.make_node("Relu", ["g"], ["gr"], name="relu1"),
+              helper.make_node("Gemm", ["gr", "w2", "b2"], ["y"], transB=1, name="head")]
+    weights = rng.normal(0, .02, (hidden, k) if trans_b else (k, hidden)).astype(np.float32)
+    constants = [numpy_helper.from_array(rng.normal(0, .1, (channels, channels, 3, 3)).astype(np.float32), "cw"),
+                 numpy_helper.from_array(np.array([1, k], np.int64), "row"),
+                 numpy_helper.from_array(weights, "w1"), numpy_helper.from_array(np.zeros(hidden, np.float32), "b1"),
+                 numpy_helper.from_array(rng.normal(0, .1, (16, hidden)).astype(np.float32), "w2"),
+                 numpy_helper.from_array(np.zeros(16, np.float32), "b2")]
+    graph = helper.make_graph(nodes, "flattened_dense",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, height + 2,
+                                                                                      width + 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], constants)
+    return _save_opset(graph, path, 13)
+
+
+def norm_behind_onnx(path: Path, writer: str, shape: tuple[int, ...]) -> Path:
+    """x ``shape`` -> ``writer`` (a Gemm of as many columns, a Mul by 1.5, a 1 x 1 MaxPool, an Add of 0.5) -> u ->
+    BatchNormalization -> Relu -> y: a norm over a feature map no Conv wrote (opal-net's collaborative filter normalizes
+    its embeddings after a Gather, a Concat and a Mul, its hidden layer after a Gemm)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    channels = shape[1]
+    constants = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+        (rng.uniform(0.5, 1.5, channels), "g"), (rng.normal(0, .1, channels), "b"),
+        (rng.normal(0, .1, channels), "m"), (rng.uniform(0.5, 2, channels), "v"))]
+    if writer == "Gemm":
+        constants.append(numpy_helper.from_array(rng.normal(0, .3, (channels, channels)).astype(np.float32), "w"))
+        first = helper.make_node("Gemm", ["x", "w"], ["u"], name="before", transB=1)
+    elif writer == "MaxPool":
+        first = helper.make_node("MaxPool", ["x"], ["u"], kernel_shape=[1, 1], name="before")
+    else:
+        constants.append(numpy_helper.from_array(np.float32(1.5 if writer == "Mul" else 0.5), "k"))
+        first = helper.make_node(writer, ["x", "k"], ["u"], name="before")
+    nodes = [first, helper.make_node("BatchNormalization", ["u", "g", "b", "m", "v"], ["n"], name="norm"),
+             helper.make_node("Relu", ["n"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "norm_behind",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    return _save_opset(graph, path, 17)
+
+
+def prelu_written_out_onnx(path: Path) -> Path:
+    """x [1, 4, 8, 8] -> Conv -> PReLU as tf2onnx writes Keras' (Relu(c) + alpha * Relu(Neg(c))) -> Conv -> y."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    constants = [numpy_helper.from_array(rng.normal(0, .3, (4, 4, 3, 3)).astype(np.float32), "w"),
+                 numpy_helper.from_array(np.full((4, 1, 1), -0.25, np.float32), "alpha")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["pos"], name="relu_pos"),
+             helper.make_node("Neg", ["c"], ["n"], name="neg"),
+             helper.make_node("Relu", ["n"], ["negr"], name="relu_neg"),
+             helper.make_node("Mul", ["alpha", "negr"], ["m"], name="mul"),
+             helper.make_node("Add", ["pos", "m"], ["p"], name="add"),
+             helper.make_node("Conv", ["p", "w"], ["y"], pads=[1, 1, 1, 1], name="conv2")]
+    graph = helper.make_graph(nodes, "prelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    return _save_opset(graph, path, 17)

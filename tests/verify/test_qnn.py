@@ -372,3 +372,33 @@ def test_constant_dequantizations_no_node_unit_takes_match_the_htp_emulator(tmp_
     else:
         assert result.status == "ran", result
         assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize(("writer", "shape"), [("Gemm", (1, 16)), ("Mul", (1, 16)), ("Add", (1, 4, 4, 4)),
+                                               ("MaxPool", (1, 4, 4, 4))])
+def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it_after_any_writer(
+        tmp_path: Path, writer: str, shape: tuple[int, ...]) -> None:
+    """opal-net (held-out batch 21): the DequantizeLinear before each of its 2-D BatchNormalizations (int32
+    parameters: CPU) ran on the CPU, after a Gather, a Concat, a Mul and a Gemm; edgepipe said HTP. It joins the
+    norm's node unit unless an HTP layout op (here a MaxPool) wrote the tensor."""
+    from tests.verify.models import norm_behind_onnx
+
+    model = qdq_onnx(norm_behind_onnx(tmp_path / "f.onnx", writer, shape), tmp_path / "q.onnx", shape)
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert {v.name: v.placement for v in report.node_verdicts}["u_DequantizeLinear"] == (
+        "accelerator" if writer == "MaxPool" else "cpu")
+    disagreeing = {d.name for d in result.disagreements}
+    assert not disagreeing & {"u_DequantizeLinear", "norm", "n_QuantizeLinear"}, result.disagreements
+
+
+def test_a_written_out_prelu_places_its_negative_branch_as_the_htp_emulator_does(tmp_path: Path) -> None:
+    """pyapetnet (held-out batch 21): tf2onnx's PReLU, Relu(x) + alpha * Relu(Neg(x)). The quantized Neg runs on the
+    CPU; its Relu and the QuantizeLinear after it form one node unit with it and run there too (18 of pyapetnet's
+    19 disagreements on its first run)."""
+    from tests.verify.models import prelu_written_out_onnx
+
+    model = qdq_onnx(prelu_written_out_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 4, 8, 8))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements

@@ -32,6 +32,7 @@ from tests.verify.models import (
     conv_then_onnx,
     default_constant_of_shape_onnx,
     ensemble_softmax_onnx,
+    flattened_dense_onnx,
     focus_onnx,
     gemm_heads_onnx,
     gru_states_only_onnx,
@@ -761,3 +762,21 @@ def test_an_opset_above_19_is_a_compile_failure_edgepipe_predicts(rknn_installed
         assert result is not None and result.status == ("compile_failed" if refused else "ran"), result
         assert [b.constraint for b in report.compile_blockers] == (["opset_max"] if refused else [])
     assert "opset 21, need <= 19" in result.detail or refused is False
+
+
+#: (channels, H, W, NHWC Transpose, transB): the chess square classifier's head (held-out batch 20: its 19 x 19
+#: plane's reshape ran on RK3588's CPU with the dense layer), PyTorch-style NCHW flattens of planes of a multiple of
+#: 16, of at most 7 x 7 (folded into the layer as its kernel) and of neither.
+DENSE_HEADS = [(32, 19, 19, True, False), (32, 16, 16, True, False), (32, 9, 9, False, True),
+               (16, 7, 8, False, True), (32, 7, 7, False, True), (16, 3, 3, True, False), (32, 8, 8, False, True)]
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+@pytest.mark.parametrize(("channels", "height", "width", "transposed", "trans_b"), DENSE_HEADS)
+def test_dense_layers_over_unaligned_flattened_planes_run_on_the_cpu_on_rk3588(
+        rknn_installed: Rknn, tmp_path: Path, target: str, channels: int, height: int, width: int,
+        transposed: bool, trans_b: bool) -> None:
+    model = flattened_dense_onnx(tmp_path / "d.onnx", channels, height, width, transposed, trans_b)
+    cpu_ops = agreement_with_vendor(model, target, tmp_path / "w")[0]
+    on_cpu = target == "rk3588" and (height * width) % 16 != 0 and max(height, width) > 7
+    assert cpu_ops == ({"Gemm": 1, "Relu": 1} if on_cpu else {})

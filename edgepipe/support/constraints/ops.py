@@ -183,6 +183,13 @@ def _layout_source(node: OpNode, graph: OpGraph, through: frozenset[str] = froze
     return current
 
 
+def accelerator_layout_source(node: OpNode, graph: OpGraph) -> OpNode | None:
+    """The first op upstream of ``node`` that a layout transpose does not pass (element-wise, Q/DQ, a Squeeze and
+    the ops of ``_TRANSPOSABLE`` it passes): the op whose NHWC layout, if it runs on the accelerator, ONNX Runtime's
+    transpose optimizer carries down to ``node``."""
+    return _layout_source(node, graph, _TRANSPOSABLE | {"Squeeze"})
+
+
 @constraint
 def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
     """Writes no graph output, unless the output is 3-D or 4-D and comes through element-wise and Q/DQ ops, a
@@ -472,6 +479,64 @@ def reshaped_columns_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     if any(r.op in _RESHAPES for r in _readers_through_no_ops(node, graph)):
         return False, f"{node.op} writes {shape[-1]} columns > {limit} over {rows} rows to a reshape"
     return True, "not read by a reshape"
+
+
+def _dense_layer(node: OpNode, graph: OpGraph) -> OpNode | None:
+    """The dense layer (a Gemm, or a MatMul with constant weights) that ``node`` is, or follows through its bias Add
+    and the activations the compiler fuses into it; None otherwise."""
+    current: OpNode | None = node
+    for _ in range(3):
+        if current is None or _fully_connected(current):
+            break
+        bias = current.op == "Add" and any(t.constant for t in current.inputs)
+        if not bias and current.op not in _FUSED_AFTER:
+            return None
+        current = next((w for position in range(len(current.inputs)) if (w := _writer(current, graph, position))),
+                       None)
+    return current if current is not None and _fully_connected(current) else None
+
+
+def _flattened_plane(dense: OpNode, graph: OpGraph) -> list[int] | None:
+    """The [1, C, H, W] feature map whose flatten is ``dense``'s one input row, as the compiler reshapes it: read
+    through an NCHW-to-NHWC Transpose when the weights are not transposed (a Gemm without transB, a MatMul), which
+    the compiler folds into the weights; None when the row is no such flatten, or a Transpose it keeps comes
+    between."""
+    row = _ints(dense.inputs[0].shape) if dense.inputs else None
+    flatten = _writer(dense, graph, 0)
+    if row is None or len(row) != 2 or row[0] != 1 or flatten is None or flatten.op not in ("Reshape", "Flatten"):
+        return None
+    source, shape = _writer(flatten, graph, 0), _ints(flatten.inputs[0].shape)
+    if source is not None and source.op == "Transpose" and list(source.attrs.get("perm") or ()) == [0, 2, 3, 1]:
+        if dense.op == "Gemm" and dense.attrs.get("transB"):
+            return None
+        shape = _ints(source.inputs[0].shape)
+    return shape if shape is not None and len(shape) == 4 and shape[0] == 1 else None
+
+
+#: The largest H and W of a flattened plane that rknn-toolkit2 folds into a dense layer as its convolution kernel.
+_DENSE_KERNEL_SIDE_MAX = 7
+
+
+@constraint
+def dense_plane_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A dense layer whose one input row is a flatten of a [1, C, H, W] feature map (also through a Transpose to
+    NHWC that the compiler folds into weights that are not transposed), and the bias Add and activations fused into
+    it, read an H x W plane of a multiple of {param} elements, or one whose H and W are at most 7, which the compiler
+    folds into the layer as its kernel (rknn-toolkit2 2.5.0 on RK3588 reshapes other planes into the layer's input
+    channels on the CPU, and the layer runs with that reshape: chess-fen-detector's 19 x 19 plane of 32 channels;
+    probed: 8 x 8, 16 x 16, 3 x 3, 7 x 7, 6 x 7, 5 x 6, 2 x 3 and 1 x 7 on the NPU; 9 x 9, 19 x 19, 10 x 10, 7 x 8,
+    9 x 7, 6 x 10, 5 x 11 and 1 x 9 on the CPU, with and without the Transpose; RK3576 runs them all on the NPU)."""
+    dense = _dense_layer(node, graph)
+    plane = _flattened_plane(dense, graph) if dense is not None else None
+    if dense is None or plane is None:
+        return True, "no dense layer over a flattened feature map"
+    height, width = plane[2], plane[3]
+    if (height * width) % multiple == 0:
+        return True, f"flattens an H x W plane of {height * width} elements"
+    if max(height, width) <= _DENSE_KERNEL_SIDE_MAX:
+        return True, f"flattens a {height} x {width} plane, folded into the layer as its kernel"
+    return False, (f"{dense.op} '{dense.name}' reads a flatten of {plane}: an H x W plane of {height * width} "
+                   f"elements, not a multiple of {multiple}, wider than {_DENSE_KERNEL_SIDE_MAX}")
 
 
 def _strided(node: OpNode | None) -> bool:
