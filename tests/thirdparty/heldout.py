@@ -41,6 +41,7 @@ from tests.thirdparty.heldout_batch18 import BATCH18_MODELS
 from tests.thirdparty.heldout_batch19 import BATCH19_MODELS
 from tests.thirdparty.heldout_batch20 import BATCH20_MODELS
 from tests.thirdparty.heldout_batch21 import BATCH21_MODELS
+from tests.thirdparty.heldout_batch22 import BATCH22_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -338,6 +339,11 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # + SiLU and a Linear; a Lightning checkpoint, exported), from two packages the zoo does not pin, added before any
     # vendor tool saw them (heldout_batch21.py).
     *BATCH21_MODELS,
+    # Batch 22: demosaicnet's Bayer and X-Trans demosaicking CNNs (Gharbi et al. 2016: unpadded 3x3 Conv + Relu stacks;
+    # the Bayer one packs the mosaic by a 2x2 stride-2 Conv, multiplies its features' two halves and comes back by a
+    # grouped stride-2 ConvTranspose; each a skip Concat with the mosaic's centre; PyTorch state dicts, exported), from
+    # a package the zoo does not pin, added before any vendor tool saw them (heldout_batch22.py).
+    *BATCH22_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
