@@ -121,6 +121,9 @@ def exact_max_pools(model: Any) -> int:
             nodes.append(node)
             continue
         if all(axis == _same(shape[2 + i], kernel[i], strides[i]) for i, axis in enumerate(axes)):
+            if not ceil:  # already TensorFlow's SAME: onnx2tf writes a SAME pool
+                nodes.append(node)
+                continue
             _set(node, "ceil_mode", 0)
             _set(node, "pads", [axes[0][0], axes[1][0], axes[0][1], axes[1][1]])
             nodes.append(node)
