@@ -8,7 +8,14 @@ from pathlib import Path
 from edgepipe.errors import ModelLoadError, ProfileError
 from edgepipe.support.constraints import load_constraints
 from edgepipe.support.graph import OpGraph
-from edgepipe.support.placement import input_less_partitions, partitions, peak_activation_bytes, place, weights_bytes
+from edgepipe.support.placement import (
+    float64_crossings,
+    input_less_partitions,
+    partitions,
+    peak_activation_bytes,
+    place,
+    weights_bytes,
+)
 from edgepipe.support.report import CompileBlocker, NodeVerdict, SupportReport
 from edgepipe.targets.profile import OpTable, TargetProfile
 
@@ -54,7 +61,19 @@ def check_graph(graph: OpGraph, profile: TargetProfile) -> SupportReport:
         fits_sram=None if sram is None else peak <= sram,
         cpu_ops=dict(Counter(v.op for v in verdicts if v.placement == "cpu")),
         node_verdicts=verdicts, partition_list=runs,
-        compile_blockers=compile_blockers(graph, table) + _input_less_blockers(graph, table, verdicts))
+        compile_blockers=compile_blockers(graph, table) + _input_less_blockers(graph, table, verdicts)
+        + _float64_blockers(graph, table, verdicts))
+
+
+def _float64_blockers(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[CompileBlocker]:
+    """A compile failure for each float64 tensor between the accelerator and the CPU (profile
+    ``float64_partition_io_fails``)."""
+    return [CompileBlocker(node=node.name, op=node.op, constraint="float64_partition_io",
+                           rule="No float64 tensor crosses between the accelerator and the CPU.",
+                           detail=f"{node.op} '{node.name}' on the accelerator exchanges the float64 tensor '{tensor}' "
+                                  "with the CPU: the backend refuses float64 partition inputs and outputs (next step: "
+                                  "cast to float32 instead, or keep the float64 ops together on the CPU)")
+            for node, tensor in float64_crossings(graph, table, verdicts)]
 
 
 def _input_less_blockers(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[CompileBlocker]:

@@ -260,6 +260,29 @@ def input_less_partitions(graph: OpGraph, table: OpTable, verdicts: list[NodeVer
             if len(group) > 1]
 
 
+def float64_crossings(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[tuple[OpNode, str]]:
+    """(the accelerator node, the tensor) for each float64 tensor that crosses between the accelerator and the CPU
+    (or a graph input or output): the QNN EP claims a Cast to float64, then fails the session on that partition's
+    input or output ("Unsupported FP64 data type in graph IO"; DeepLC's IsInf of a double, probed)."""
+    if not table.float64_partition_io_fails:
+        return []
+    placed = {v.index: v.placement == "accelerator" for v in verdicts}
+    producers, consumers, outputs = graph.producers(), graph.consumers(), graph.output_names()
+    found = []
+    for node in graph.nodes:
+        if not placed.get(node.index):
+            continue
+        for tensor in node.outputs:
+            readers = consumers.get(tensor.name, [])
+            if tensor.dtype == "float64" and (tensor.name in outputs or any(not placed.get(i) for i in readers)):
+                found.append((node, tensor.name))
+        for tensor in node.activations_in:
+            writer = producers.get(tensor.name)
+            if tensor.dtype == "float64" and (writer is None or not placed.get(writer)):
+                found.append((node, tensor.name))
+    return found
+
+
 def place(graph: OpGraph, table: OpTable, semantics: str) -> list[NodeVerdict]:
     """Accelerator or CPU for every node; under 'prefix' everything after the first CPU node goes to the CPU."""
     failed = [[] if node.op in table.ignore or (table.fold_constants and (node.attrs.get("folded")

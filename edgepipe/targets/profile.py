@@ -80,6 +80,9 @@ class OpTable(_Strict):
         False, description="ONNX Runtime's grouping of the accelerator's nodes can leave a group that reads only "
                            "constants: one Q/DQ node alone is dropped to the CPU, a bigger group fails the session "
                            "(QNN: 'zero graph inputs').")
+    float64_partition_io_fails: bool = Field(
+        False, description="A float64 tensor between the accelerator and the CPU fails the compile (the QNN EP "
+                           "claims a Cast to float64, then refuses its partition's float64 input or output).")
     fold_constants: bool = Field(False, description="The compiler folds nodes computed only from constants and "
                                                     "static shapes (Shape -> Cast -> Concat -> Reshape chains): "
                                                     "they run nowhere, so they are never CPU ops.")

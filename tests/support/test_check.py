@@ -181,6 +181,21 @@ def test_an_activation_between_a_cpu_op_and_its_quantize_runs_on_the_cpu(tmp_pat
     assert verdicts["relu_neg"].failed[0].detail.startswith("Relu is part of the node unit of Neg 'neg'")
 
 
+@pytest.mark.parametrize("is_inf", [True, False])
+def test_a_float64_tensor_between_the_htp_and_the_cpu_is_a_compile_failure(tmp_path: Path, is_inf: bool) -> None:
+    """mobile-npu (float64_partition_io_fails): DeepLC casts a feature to float64 for an IsInf (CPU): the Cast's
+    float64 output leaves the HTP's partition and the session fails; cast back to float32 on the HTP it stays inside;
+    the edge boxes have no such rule."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import double_check_onnx, qdq_onnx
+
+    model = qdq_onnx(double_check_onnx(tmp_path / "f.onnx", is_inf), tmp_path / "q.onnx", (1, 16))
+    report = check_graph(read_graph(model), load_profile("mobile-npu"))
+    blockers = [b for b in report.compile_blockers if b.constraint == "float64_partition_io"]
+    assert [b.node for b in blockers] == (["to_double"] if is_inf else [])
+    assert not check_graph(read_graph(model), load_profile("rk3588")).compile_blockers
+
+
 def test_a_fused_gelu_follows_the_op_before_it_onto_the_cpu(tmp_path: Path) -> None:
     """rk3588 (fused_gelu_follows_input): the GELU after a ConvTranspose of stride 5 runs on the CPU with it; after
     stride 4 on the NPU; rk3576 (no such flag, every stride on the NPU) keeps it on the NPU."""

@@ -870,6 +870,18 @@ def test_dense_plane_aligned(tmp_path: Path, plane: tuple[int, int], transposed:
             f"{plane[0] * plane[1]} elements, not a multiple of 16, wider than 7")
 
 
+@pytest.mark.parametrize(("rank", "auto_pad", "ok"), [(3, "SAME_UPPER", False), (3, "SAME_LOWER", False),
+                                                      (3, "NOTSET", True), (3, "VALID", True), (4, "SAME_UPPER", True)])
+def test_conv1d_explicit_pads(tmp_path: Path, rank: int, auto_pad: str, ok: bool) -> None:
+    from edgepipe.support import read_graph
+    from tests.verify.models import auto_padded_conv_onnx
+
+    graph = read_graph(auto_padded_conv_onnx(tmp_path / "c.onnx", rank, auto_pad))
+    conv = next(n for n in graph.nodes if n.op == "Conv")
+    assert verdict("conv1d_explicit_pads", conv, graph, True)[0] is ok
+    assert verdict("conv1d_explicit_pads", conv, graph, False)[0]
+
+
 def test_keeps_every_element(tmp_path: Path) -> None:
     """minilm_l6's GatherND of a (1, 64) mask by (1, 1, 1, 64, 2) constant indices, and a GatherND of one row."""
     every = np.stack([np.zeros(64, np.int64), np.arange(64)], axis=-1).reshape(1, 1, 1, 64, 2)

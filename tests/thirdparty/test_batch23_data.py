@@ -32,7 +32,7 @@ LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_mo
 BY_NAME = {model.name: model for model in BATCH23_MODELS}
 
 #: Where a first-run miss was then used to fix a profile (benchmarks/agreement_models.toml's tuned_on).
-TUNED: dict[str, list[str]] = {}
+TUNED: dict[str, list[str]] = {"deeplc_flexcnn": ["mobile-npu", "rk3588", "rk3576"]}
 
 _FEATURES = ("x_atom", "x_global", "x_one_hot")
 

@@ -1579,3 +1579,39 @@ def prelu_written_out_onnx(path: Path) -> Path:
     graph = helper.make_graph(nodes, "prelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
     return _save_opset(graph, path, 17)
+
+
+def auto_padded_conv_onnx(path: Path, rank: int, auto_pad: str) -> Path:
+    """x [1, 8, 16 (, 16)] -> 3-wide Conv (1-D for rank 3, 2-D for rank 4) padded by ``auto_pad`` ("NOTSET": explicit
+    pads of 1) -> Relu: DeepLC's CNN writes its 1-D convolutions with auto_pad SAME_UPPER."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    kernel = [3] * (rank - 2)
+    shape = [1, 8] + [16] * (rank - 2)
+    padding = {"auto_pad": auto_pad} if auto_pad != "NOTSET" else {"pads": [1] * 2 * (rank - 2)}
+    weights = np.random.default_rng(0).normal(0, .3, (8, 8, *kernel)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], name="conv", **padding),
+                               helper.make_node("Relu", ["c"], ["y"], name="relu")], "auto_padded",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+                              [numpy_helper.from_array(weights, "w")])
+    return _save_opset(graph, path, 13)
+
+
+def double_check_onnx(path: Path, is_inf: bool) -> Path:
+    """x [1, 16] -> Relu -> Cast to float64 -> (IsInf -> Where back to the Relu's output, as DeepLC guards its
+    feature scaling; else a Cast back to float32) -> y."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Cast", ["r"], ["d"], to=TensorProto.DOUBLE, name="to_double")]
+    constants = []
+    if is_inf:
+        nodes += [helper.make_node("IsInf", ["d"], ["inf"], name="isinf"),
+                  helper.make_node("Where", ["inf", "zero", "r"], ["y"], name="where")]
+        constants.append(numpy_helper.from_array(np.zeros(1, np.float32), "zero"))
+    else:
+        nodes.append(helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT, name="to_float"))
+    graph = helper.make_graph(nodes, "double_check", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], constants)
+    return _save_opset(graph, path, 17)

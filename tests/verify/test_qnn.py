@@ -402,3 +402,19 @@ def test_a_written_out_prelu_places_its_negative_branch_as_the_htp_emulator_does
     report, result = _verify(model, tmp_path / "work")
     assert result is not None and result.status == "ran", result
     assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize("is_inf", [True, False])
+def test_a_float64_tensor_leaving_the_htp_fails_the_session_as_predicted(tmp_path: Path, is_inf: bool) -> None:
+    """DeepLC (held-out batch 23's first run): "Unsupported FP64 data type in graph IO", unpredicted. A Cast to
+    float64 read by a CPU IsInf fails the session, as edgepipe now predicts; a Cast to float64 and back runs."""
+    from tests.verify.models import double_check_onnx
+
+    model = qdq_onnx(double_check_onnx(tmp_path / "f.onnx", is_inf), tmp_path / "q.onnx", (1, 16))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None
+    if is_inf:
+        assert result.status == "compile_failed" and "FP64" in result.detail, result
+        assert [b.constraint for b in report.compile_blockers] == ["float64_partition_io"]
+    else:
+        assert result.status == "ran" and result.agree == result.compared == report.nodes, result

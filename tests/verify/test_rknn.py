@@ -21,6 +21,7 @@ from tests.support.graphs import loop_onnx, squeeze_if_onnx
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
     LABELS_NAME,
+    auto_padded_conv_onnx,
     batch5_rules_onnx,
     cache_update_onnx,
     cast_of_input_onnx,
@@ -780,3 +781,21 @@ def test_dense_layers_over_unaligned_flattened_planes_run_on_the_cpu_on_rk3588(
     cpu_ops = agreement_with_vendor(model, target, tmp_path / "w")[0]
     on_cpu = target == "rk3588" and (height * width) % 16 != 0 and max(height, width) > 7
     assert cpu_ops == ({"Gemm": 1, "Relu": 1} if on_cpu else {})
+
+
+@pytest.mark.parametrize("target", ["rk3588", "rk3576"])
+@pytest.mark.parametrize(("rank", "auto_pad", "blocked"), [(3, "SAME_UPPER", True), (3, "SAME_LOWER", True),
+                                                          (3, "NOTSET", False), (4, "SAME_UPPER", False)])
+def test_a_1d_convolution_padded_by_auto_pad_is_a_predicted_compile_failure(
+        rknn_installed: Rknn, tmp_path: Path, target: str, rank: int, auto_pad: str, blocked: bool) -> None:
+    """DeepLC (held-out batch 23's first run): rknn-toolkit2 rewrote its 1-D SAME convolutions into 2-D ones with both
+    auto_pad and pads, which its own ONNX Runtime refused; unpredicted then. 1-D with pads and 2-D SAME build."""
+    model = auto_padded_conv_onnx(tmp_path / "c.onnx", rank, auto_pad)
+    profile = load_profile(target)
+    graph = read_graph(model)
+    report = check_graph(graph, profile)
+    result = vendor_verification(report, profile, model, tmp_path / "w", graph)
+    assert [b.constraint for b in report.compile_blockers] == (["conv1d_explicit_pads"] if blocked else [])
+    assert result is not None and result.status == ("compile_failed" if blocked else "ran"), result
+    if blocked:
+        assert "auto_pad" in result.detail and "pads" in result.detail

@@ -256,3 +256,16 @@ def opset_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     if graph.opset is None or graph.opset <= limit or not graph.nodes or node.index != graph.nodes[0].index:
         return True, f"opset {graph.opset}"
     return False, f"the model imports ONNX opset {graph.opset} > {limit}"
+
+
+@constraint
+def conv1d_explicit_pads(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A 1-D convolution (a rank-3 input) spells its padding as ``pads``, not ``auto_pad`` SAME: rknn-toolkit2 2.5.0
+    rewrites it into a 2-D convolution with both, which its own ONNX Runtime then refuses ("A Conv/ConvTranspose node
+    has both 'auto_pad' and 'pads' attributes"; DeepLC's CNN, probed: 1-D SAME_UPPER and SAME_LOWER fail, 1-D with
+    pads or VALID and 2-D SAME_UPPER build; next step: export with explicit padding)."""
+    data = node.inputs[0] if node.inputs else None
+    one_d = data is not None and data.shape is not None and len(data.shape) == 3
+    if not required or not one_d or node.attrs.get("padding") != "same":
+        return True, "explicit or no padding" if one_d else "not a 1-D convolution"
+    return False, f"{node.op} '{node.name}' is a 1-D convolution padded by auto_pad SAME"
