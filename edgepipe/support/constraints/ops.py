@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from edgepipe.support.constraints import Verdict, constraint
 from edgepipe.support.constraints.division import is_square
@@ -368,19 +369,25 @@ _FUSED_AFTER = frozenset({"Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "HardS
                           "Identity"})
 
 
-def _matmul_columns(node: OpNode, graph: OpGraph) -> tuple[OpNode, int] | None:
-    """(the MatMul with constant weights that ``node`` is, or follows through its bias Add and the activations
-    fused into it; its output columns) when its output has more than one row; None otherwise."""
+def _layer_fused_into(node: OpNode, graph: OpGraph, is_layer: Callable[[OpNode], bool]) -> OpNode | None:
+    """The layer ``node`` is (``is_layer``), or follows through its bias Add and the activations the compiler fuses
+    into it; None otherwise."""
     current: OpNode | None = node
     for _ in range(3):
-        if current is None or current.op == "MatMul":
+        if current is None or is_layer(current):
             break
         bias = current.op == "Add" and any(t.constant for t in current.inputs)
         if not bias and current.op not in _FUSED_AFTER:
             return None
         current = next((w for position in range(len(current.inputs)) if (w := _writer(current, graph, position))),
                        None)
-    matmul = current
+    return current if current is not None and is_layer(current) else None
+
+
+def _matmul_columns(node: OpNode, graph: OpGraph) -> tuple[OpNode, int] | None:
+    """(the MatMul with constant weights that ``node`` is, or follows through its bias Add and the activations
+    fused into it; its output columns) when its output has more than one row; None otherwise."""
+    matmul = _layer_fused_into(node, graph, lambda n: n.op == "MatMul")
     if matmul is None or matmul.op != "MatMul" or len(matmul.inputs) < 2 or not matmul.inputs[1].constant \
             or not matmul.outputs:
         return None
@@ -481,21 +488,6 @@ def reshaped_columns_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     return True, "not read by a reshape"
 
 
-def _dense_layer(node: OpNode, graph: OpGraph) -> OpNode | None:
-    """The dense layer (a Gemm, or a MatMul with constant weights) that ``node`` is, or follows through its bias Add
-    and the activations the compiler fuses into it; None otherwise."""
-    current: OpNode | None = node
-    for _ in range(3):
-        if current is None or _fully_connected(current):
-            break
-        bias = current.op == "Add" and any(t.constant for t in current.inputs)
-        if not bias and current.op not in _FUSED_AFTER:
-            return None
-        current = next((w for position in range(len(current.inputs)) if (w := _writer(current, graph, position))),
-                       None)
-    return current if current is not None and _fully_connected(current) else None
-
-
 def _flattened_plane(dense: OpNode, graph: OpGraph) -> list[int] | None:
     """The [1, C, H, W] feature map whose flatten is ``dense``'s one input row, as the compiler reshapes it: read
     through an NCHW-to-NHWC Transpose when the weights are not transposed (a Gemm without transB, a MatMul), which
@@ -526,7 +518,7 @@ def dense_plane_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
     channels on the CPU, and the layer runs with that reshape: chess-fen-detector's 19 x 19 plane of 32 channels;
     probed: 8 x 8, 16 x 16, 3 x 3, 7 x 7, 6 x 7, 5 x 6, 2 x 3 and 1 x 7 on the NPU; 9 x 9, 19 x 19, 10 x 10, 7 x 8,
     9 x 7, 6 x 10, 5 x 11 and 1 x 9 on the CPU, with and without the Transpose; RK3576 runs them all on the NPU)."""
-    dense = _dense_layer(node, graph)
+    dense = _layer_fused_into(node, graph, _fully_connected)
     plane = _flattened_plane(dense, graph) if dense is not None else None
     if dense is None or plane is None:
         return True, "no dense layer over a flattened feature map"
