@@ -16,6 +16,8 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
   model more closely than quantizing the float TFLite afterwards.
 - onnx2tf runs ``onnxsim`` as a subprocess, so the environment's ``bin`` folder goes on PATH.
 - Padded MaxPools are rewritten first (:mod:`edgepipe.export.onnx_max_pool_pads`): onnx2tf pads them with zeros.
+- LSTMs without initial states get explicit zero ones (:mod:`edgepipe.export.onnx_lstm_states`): onnx2tf fails
+  on them. edgepipe then runs onnxsim itself, and onnx2tf does not (``-nuo``): it would drop the zeros again.
 """
 
 from __future__ import annotations
@@ -86,12 +88,28 @@ def _offline_sample_images(calibration: Dataset, scratch: Path) -> None:
     np.save(scratch / SAMPLE_IMAGES, images)
 
 
-def _last_error(output: str) -> str:
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if "Error" in line or "error" in line or "ERROR" in line:
-            return line[:300]
-    return lines[-1][:300] if lines else "no output"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: onnx2tf's advice printed after every failure, whatever the cause: never the reason a conversion failed.
+_BOILERPLATE = ("The trace log is below", "input_onnx_file_path:", "onnx_op_name:", "Read this and deal with it",
+                "Alternatively, if the input OP", "If the input OP of ONNX", "Also, for models that include")
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w+(?:Error|Exception): .+")
+_FAILED_OP = re.compile(r"onnx_op_name: (\S+)")
+
+
+def last_error(output: str) -> str:
+    """The reason onnx2tf gives for a failure, and the ONNX node it failed on: its own ``ERROR:`` line about the
+    op, else the exception that ended it, else the last line that mentions an error."""
+    lines = [line.strip() for line in _ANSI.sub("", output).splitlines() if line.strip()]
+    own = [line.removeprefix("ERROR:").strip() for line in lines
+           if line.startswith("ERROR:") and not any(text in line for text in _BOILERPLATE)]
+    exceptions = [line for line in lines if _EXCEPTION.match(line)]
+    errors = [line for line in lines if "error" in line.lower() and not any(text in line for text in _BOILERPLATE)]
+    reason = (own or exceptions[-1:] or errors[-1:] or lines[-1:] or ["no output"])[0]
+    failed = _FAILED_OP.search(_ANSI.sub("", output))
+    if failed:  # onnx2tf writes a node name's leading '/' as 'wa/'
+        node = failed.group(1)
+        reason += f" (at ONNX node {'/' + node[3:] if node.startswith('wa/') else node})"
+    return reason[:400]
 
 
 def kept_input_names(input_names: list[str]) -> list[str]:
@@ -103,11 +121,12 @@ def kept_input_names(input_names: list[str]) -> list[str]:
 
 
 def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
-            integer: bool) -> list[str]:
-    """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet."""
+            integer: bool, simplified: bool = False) -> list[str]:
+    """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet;
+    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``)."""
     return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
             "-kat", *kept_input_names(input_names), "-eru", "-n", *(["-oiqt"] if integer else []),
-            *calibration_args]
+            *(["-nuo"] if simplified else []), *calibration_args]
 
 
 def _sidecar(float_path: Path) -> Path:
@@ -140,6 +159,24 @@ def _exact_max_pools(path: Path) -> None:
         onnx.save(model, str(path))
 
 
+def _explicit_lstm_states(path: Path) -> bool:
+    """Give the LSTMs of the ONNX file at ``path`` (onnx2tf's private copy) explicit zero initial states, after
+    running onnxsim on it as onnx2tf would (:mod:`edgepipe.export.onnx_lstm_states`); True when onnx2tf must then
+    not simplify it again."""
+    import onnx
+
+    from edgepipe.export.onnx_lstm_states import add_zero_states, has_lstm, simplify
+
+    if not has_lstm(onnx.load(str(path))) or not simplify(path, _environment()):
+        return False
+    model = onnx.load(str(path))
+    count = add_zero_states(model)
+    if count:
+        log.info("gave %d LSTM(s) of %s explicit zero initial states for onnx2tf", count, path.name)
+        onnx.save(model, str(path))
+    return True
+
+
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
                            scratch: Path) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""
@@ -150,12 +187,13 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     private.mkdir(parents=True, exist_ok=True)
     onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
     _exact_max_pools(onnx_path)
+    simplified = _explicit_lstm_states(onnx_path)
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
     _offline_sample_images(calibration, scratch)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
-                   integer)
+                   integer, simplified)
     log.info("running onnx2tf on %s", onnx_path.name)
     RUNS.append(onnx_path)
     try:
@@ -166,9 +204,9 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     produced = out_dir / f"{onnx_path.stem}_float32.tflite"
     if not produced.is_file():
         log.debug("onnx2tf output:\n%s\n%s", done.stdout[-4000:], done.stderr[-4000:])
-        raise ConversionError(f"onnx2tf failed (exit {done.returncode}): {_last_error(done.stdout + done.stderr)}")
+        raise ConversionError(f"onnx2tf failed (exit {done.returncode}): {last_error(done.stdout + done.stderr)}")
     if done.returncode != 0:  # the float model was written; only its integer quantization failed
-        log.warning("onnx2tf wrote the float TFLite but failed afterwards: %s", _last_error(done.stdout + done.stderr))
+        log.warning("onnx2tf wrote the float TFLite but failed afterwards: %s", last_error(done.stdout + done.stderr))
         for partial in out_dir.glob("*_quant*.tflite"):
             partial.unlink()
     shutil.copyfile(produced, out_path)

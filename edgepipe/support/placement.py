@@ -79,9 +79,10 @@ def _qdq_units(graph: OpGraph, table: OpTable, failed: list[list[FailedConstrain
     for node in graph.nodes:
         writer = graph.nodes[producers[node.inputs[0].name]] if (
             node.op == "QuantizeLinear" and node.inputs and node.inputs[0].name in producers) else None
-        activation = _unit_activation(graph, writer) if writer is not None else None
-        if activation is not None:
-            activation, writer = writer, activation
+        owner = _unit_owner(graph, writer) if writer is not None else None
+        activation: OpNode | None = None
+        if owner is not None:  # the Q closes the unit of the op before the activation that writes its input
+            activation, writer = writer, owner
         closes = writer is not None and writer.op not in QDQ_OPS and \
             any(f.constraint != NOT_LISTED for f in failed[writer.index])
         if closes and writer is not None and not failed[node.index] and forms_node_unit(graph, writer):
@@ -142,7 +143,7 @@ def _after_accelerator_layout_op(graph: OpGraph, dequantize: OpNode, table: OpTa
 _UNIT_ACTIVATIONS = ("Relu", "Clip")
 
 
-def _unit_activation(graph: OpGraph, activation: OpNode) -> OpNode | None:
+def _unit_owner(graph: OpGraph, activation: OpNode) -> OpNode | None:
     """The op whose node unit ``activation`` belongs to: the non-Q/DQ op writing its input, when ``activation`` is
     one of :data:`_UNIT_ACTIVATIONS` and only the QuantizeLinear reads it; None otherwise."""
     if activation.op not in _UNIT_ACTIVATIONS or not activation.activations_in:
