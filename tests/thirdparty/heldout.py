@@ -43,6 +43,8 @@ from tests.thirdparty.heldout_batch20 import BATCH20_MODELS
 from tests.thirdparty.heldout_batch21 import BATCH21_MODELS
 from tests.thirdparty.heldout_batch22 import BATCH22_MODELS
 from tests.thirdparty.heldout_batch23 import BATCH23_MODELS
+from tests.thirdparty.heldout_batch24 import BATCH24_MODELS
+from tests.thirdparty.heldout_batch25 import BATCH25_MODELS
 from tests.thirdparty.heldout_sequence import SEQUENCE_MODELS
 from tests.thirdparty.toml_text import toml_text
 
@@ -352,6 +354,19 @@ HELDOUT: tuple[zoo.ZooModel, ...] = (
     # Gemm + SiLU and a low-rank head for its default LC setup; a PyTorch checkpoint, exported), from two packages the
     # zoo does not pin, added before any vendor tool saw them (heldout_batch23.py).
     *BATCH23_MODELS,
+    # Batch 24: NeuralFoil's airfoil aerodynamics surrogates of XFoil, its default xlarge and its xxxlarge network (Gemm
+    # + Swish MLPs over 25 scaled Kulfan-shape and flow inputs, evaluated on the case and its mirror image by signed
+    # permutation MatMuls, averaged, a Mahalanobis-distance confidence; NumPy weights of PyTorch MLPs, exported), from a
+    # package the zoo does not pin, added before any vendor tool saw them (heldout_batch24.py).
+    *BATCH24_MODELS,
+    # Batch 25: humanactivity's WISDM human activity recognizer over a pocket phone's accelerometer (a valid 60-tap
+    # Conv1D + Relu, a MaxPool of 20, a valid 6-tap Conv1D + Relu, a Dense of 10000 + Relu and a 6-way sigmoid Dense
+    # over (1, 90, 3) standardized 4.5 s windows at 20 Hz; a Keras 2.0.6 model from an sdist, exported) and BeliefPPG's
+    # wrist heart-rate estimator without its time-domain backbone (3x3 Conv2D + LeakyReLU, attention over frequency
+    # and time, a 1-D attention U-Net and a 64-bin softmax over (1, 7, 64, 2) PPG and accelerometer spectra; a tf.keras
+    # 2 model, exported up to its belief-propagation layer), from two packages the zoo does not pin, added before any
+    # vendor tool saw them (heldout_batch25.py).
+    *BATCH25_MODELS,
 )
 
 BY_NAME = {model.name: model for model in HELDOUT}
