@@ -17,13 +17,32 @@ from edgepipe.support.graph import OpGraph, OpNode
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 
 
+#: Ops whose node unit takes a dequantized bias (input 2) only when it dequantizes int32, and a Gemm's only with
+#: ``beta`` 1 (ONNX Runtime's Conv and Gemm QDQ selectors).
+_INT32_BIAS_OPS = ("Conv", "ConvTranspose", "Gemm")
+
+
+def _bias_refused(graph: OpGraph, node: OpNode) -> bool:
+    """Whether ``node``'s dequantized bias keeps it out of a node unit: an int8 feature map added by a Gemm (ONNX
+    Runtime's fusion of a MatMul and the Add of another layer's output: NeuralFoil's mirrored evaluation), or a
+    Gemm bias scaled by ``beta`` other than 1."""
+    if node.op not in _INT32_BIAS_OPS or len(node.inputs) < 3 or not node.inputs[2].name:
+        return False
+    writer = graph.producers().get(node.inputs[2].name)
+    bias = graph.nodes[writer] if writer is not None else None
+    if bias is None or bias.op != "DequantizeLinear" or not bias.inputs:
+        return False
+    return bias.inputs[0].dtype != "int32" or float(node.attrs.get("beta", 1.0)) != 1.0
+
+
 def forms_node_unit(graph: OpGraph, node: OpNode) -> bool:
-    """Whether every feature map ``node`` reads comes from a DequantizeLinear: it forms a QDQ node unit. An op
-    reading a float tensor of another op (a Sqrt after a ReduceMean) or a float graph input forms none, and the Q
-    after it runs alone."""
+    """Whether every feature map ``node`` reads comes from a DequantizeLinear and ONNX Runtime's selector for the
+    op takes them: it forms a QDQ node unit. An op reading a float tensor of another op (a Sqrt after a ReduceMean)
+    or a float graph input forms none, nor does a Gemm or Conv whose dequantized bias is not int32; the Q after it
+    runs alone, and so does the DequantizeLinear of its weight."""
     producers = graph.producers()
-    return all(t.name in producers and graph.nodes[producers[t.name]].op == "DequantizeLinear"
-               for t in node.activations_in)
+    return not _bias_refused(graph, node) and all(
+        t.name in producers and graph.nodes[producers[t.name]].op == "DequantizeLinear" for t in node.activations_in)
 
 
 def is_standalone_constant_dequantize(graph: OpGraph, node: OpNode) -> bool:

@@ -1615,3 +1615,35 @@ def double_check_onnx(path: Path, is_inf: bool) -> Path:
     graph = helper.make_graph(nodes, "double_check", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], constants)
     return _save_opset(graph, path, 17)
+
+
+def feature_map_bias_onnx(path: Path, form: str) -> Path:
+    """x (1, 16) -> MatMul -> h; Relu(h) times a 16 x 16 weight, plus Sigmoid(h): NeuralFoil's un-mirroring (held-out
+    batch 24), a Gemm whose bias C is another layer's output. ``form``: ``gemm`` (a Gemm with C = Sigmoid(h)),
+    ``matmul_add`` (MatMul then Add, which ONNX Runtime's pre-processing fuses into that Gemm) or ``constant_bias``
+    (a Gemm with a constant bias, then the Add)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    constants = [numpy_helper.from_array(rng.normal(0, 0.3, shape).astype(np.float32), name)
+                 for name, shape in (("w0", (16, 16)), ("w", (16, 16)), ("b", (16,)))]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["h"], name="first"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("Sigmoid", ["h"], ["s"], name="sigmoid")]
+    if form == "gemm":
+        nodes.append(helper.make_node("Gemm", ["r", "w", "s"], ["g"], name="gemm"))
+    elif form == "matmul_add":
+        nodes += [helper.make_node("MatMul", ["r", "w"], ["m"], name="matmul"),
+                  helper.make_node("Add", ["m", "s"], ["g"], name="add")]
+    else:
+        nodes += [helper.make_node("Gemm", ["r", "w", "b"], ["m"], name="gemm"),
+                  helper.make_node("Add", ["m", "s"], ["g"], name="add")]
+    nodes.append(helper.make_node("Tanh", ["g"], ["y"], name="tanh"))
+    graph = helper.make_graph(nodes, "feature_map_bias",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

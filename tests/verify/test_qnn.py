@@ -418,3 +418,18 @@ def test_a_float64_tensor_leaving_the_htp_fails_the_session_as_predicted(tmp_pat
         assert [b.constraint for b in report.compile_blockers] == ["float64_partition_io"]
     else:
         assert result.status == "ran" and result.agree == result.compared == report.nodes, result
+
+
+@pytest.mark.parametrize("form", ["gemm", "matmul_add", "constant_bias"])
+def test_weight_dequantize_of_a_gemm_adding_a_feature_map_runs_on_the_cpu(tmp_path: Path, form: str) -> None:
+    """NeuralFoil (held-out batch 24): a Gemm whose bias is another layer's int8 output forms no node unit (ONNX
+    Runtime's Gemm selector takes only an int32 bias), so its per-channel weight DequantizeLinear runs alone, which
+    the HTP refuses: the emulator ran it on the CPU and edgepipe said HTP. A Gemm with a constant bias keeps it."""
+    from tests.verify.models import feature_map_bias_onnx
+
+    model = qdq_onnx(feature_map_bias_onnx(tmp_path / "f.onnx", form), tmp_path / "q.onnx", (1, 16))
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    expected = {"QuantizeLinear": 1, **({} if form == "constant_bias" else {"DequantizeLinear": 1})}
+    assert report.cpu_ops == expected
