@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from edgepipe.report.schema import AccuracyInfo, ArtifactInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
@@ -165,6 +166,12 @@ def compatibility(inputs: VerdictInputs) -> Evidence:
                             detail=f"{inputs.target.device_class} target: every op runs on it")
         return Evidence(requirement="compatibility", outcome="not proven",
                         detail="no support check ran (no deployed artifact to place)")
+    placed = next((a for a in inputs.artifacts if a.path == PurePath(support.artifact).name), None)
+    if (inputs.target.artifact.precision == "int8" and not inputs.deployed_int8() and placed is not None
+            and placed.precision not in INT8_PRECISIONS):  # the int8 artifact failed: the float twin was placed
+        return Evidence(requirement="compatibility", outcome="not proven",
+                        detail=f"only the float {placed.path} could be placed, not what the target runs (see the int8 "
+                               f"artifact evidence for why there is none); its placement is in the support table")
     cpu_ops = sum(support.cpu_ops.values())
     if support.compile_blockers:
         first = support.compile_blockers[0]

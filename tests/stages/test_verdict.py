@@ -42,6 +42,22 @@ def test_edge_tpu_running_every_op_on_the_cpu_fails_compatibility(built: tuple[B
     assert verdict == "pass" and "largest int8 drop" in reason
 
 
+def test_float_twin_placed_when_the_int8_artifact_failed_is_not_proven(built: tuple[BuildReport, Path]) -> None:
+    """When quantization fails the support check places the float TFLite; an int8 target cannot run it, so its
+    all-CPU placement is not a compatibility failure to fix by replacing ops (bicycle_bell_crnn's unrolled LSTM on
+    ethos-u55 said "replace ADD, MUL, LOGISTIC ... in the model")."""
+    report, folder = built
+    edge_tpu = load_profile("edge-tpu")
+    floats = [a for a in report.artifacts if a.precision == "fp32"]
+    verdict, reason, evidence = decide(VerdictInputs(edge_tpu, floats, report.accuracy,
+                                                     check_model(folder / "model.tflite", edge_tpu)))
+    assert verdict == "not proven"
+    compatibility = next(e for e in evidence if e.requirement == "compatibility")
+    assert compatibility.outcome == "not proven"
+    assert compatibility.detail.startswith("only the float model.tflite could be placed")
+    assert "replace those ops" not in reason
+
+
 def test_no_pass_without_an_int8_artifact(built: tuple[BuildReport, Path]) -> None:
     report, _ = built
     floats = [a for a in report.artifacts if a.precision == "fp32"]
