@@ -15,7 +15,9 @@ Squeeze before an output) records it in ``merged``; a model reshape that ``fuse_
 reshape of its own output (``..._Reshape_rs`` before a Concat) is found from the layer's name by the caller
 (:func:`stem`). A rewrite that merges data movement away (``bypass_two_reshape``, ``fuse_two_reshape``,
 ``remove_invalid_transpose``, ...) and adds nothing leaves the nodes it removes running nowhere (``eliminated``), like
-folded constants.
+folded constants. ``remove_parallel_transpose`` (and the other ``remove_parallel_*``) keeps one of several identical
+ops reading the same tensor and drops the rest: the kept layer computes them (BeliefPPG's two Transposes of its
+spectrum input, one from the model, one the toolkit inserted before its dense layer).
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ def parse(native: str, python_log: str) -> CompilerLog:
             into = [a for a in added if a in removed and _RESHAPE_NAME.search(a)]
             if gone and into:  # a reshape moved past an op and merged with the reshape there
                 log.merged.setdefault(into[0], []).extend(gone)
+            kept, dropped = [a for a in added if a in removed], [r for r in removed if r not in added]
+            if rewrite.group(1).startswith("remove_parallel_") and kept and dropped:  # duplicates of a kept node
+                (log.merged if kept[0] in log.inserted else log.origin).setdefault(kept[0], []).extend(dropped)
             for new in added:
                 if new not in removed:  # a node that survives a rewrite (swap, fusion into it) stays itself
                     log.origin.setdefault(new, []).extend(removed)

@@ -956,3 +956,32 @@ def test_in_softmax_pattern(tmp_path: Path) -> None:
     graph = onnx_graph(tmp_path, moved, {"x": ([1, 3, 8], FLOAT)}, {"y": ([1, 8, 3], FLOAT)}, axes)
     assert verdict("in_softmax_pattern", graph.nodes[0], graph, True) == (
         False, "Exp 'exp' is not the Exp of a decomposed softmax")
+
+
+@pytest.mark.parametrize(("length", "channels", "npu"), [
+    (1024, 4, True), (1025, 4, False), (2001, 4, False), (1100, 12, False), (1200, 16, True), (2000, 32, True)])
+def test_row_transpose_aligned(tmp_path: Path, length: int, channels: int, npu: bool) -> None:
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/verify/test_rknn.py: one-row maps moved to NCHW)."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import one_row_conv_onnx
+
+    graph = read_graph(one_row_conv_onnx(tmp_path / "row.onnx", length, channels))
+    node = next(n for n in graph.nodes if n.op == "Transpose")
+    assert verdict("row_transpose_aligned", node, graph, True)[0] is npu
+    assert verdict("row_transpose_aligned", node, graph, False)[0] is True
+    unsqueeze = next(n for n in graph.nodes if n.op == "Unsqueeze")  # on the NPU when the Transpose is not
+    assert verdict("reshape_layout_aligned", unsqueeze, graph, 16)[0] is (not npu or length * channels % 16 == 0)
+
+
+@pytest.mark.parametrize(("channels", "width", "reader", "npu"), [
+    (6, 1, "Add", True), (6, 1, "Relu", True), (3, 2, "Add", True)])
+def test_reshape_layout_aligned_of_a_conv_output_squeezed_for_an_add(tmp_path: Path, channels: int, width: int,
+                                                                      reader: str, npu: bool) -> None:
+    """Probed with rknn-toolkit2 2.5.0 on RK3588: the Add gets a 4-D input again and both reshapes are dropped."""
+    from edgepipe.support import read_graph
+    from tests.verify.models import squeezed_conv_onnx
+
+    graph = read_graph(squeezed_conv_onnx(tmp_path / "sq.onnx", channels, width, reader))
+    node = next(n for n in graph.nodes if n.op == "Squeeze")
+    ok, detail = verdict("reshape_layout_aligned", node, graph, 16)
+    assert ok is npu and "the two reshapes cancel" in detail, detail

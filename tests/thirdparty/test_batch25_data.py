@@ -45,7 +45,7 @@ LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_mo
 BY_NAME = {model.name: model for model in BATCH25_MODELS}
 
 #: Where a first-run miss was then used to fix a profile (benchmarks/agreement_models.toml's tuned_on).
-TUNED: dict[str, list[str]] = {}
+TUNED: dict[str, list[str]] = {"humanactivity_har_cnn": ["rk3588"], "beliefppg_spectral": ["rk3588", "rk3576"]}
 
 _NAME = "humanactivity_har_cnn"
 _BELIEF = "beliefppg_spectral"

@@ -1647,3 +1647,58 @@ def feature_map_bias_onnx(path: Path, form: str) -> Path:
     model.ir_version = 8
     onnx.save(model, path)
     return path
+
+
+def one_row_conv_onnx(path: Path, length: int, channels: int, before: str | None = None) -> Path:
+    """tf2onnx's Keras Conv1D over a graph input: x [1, length, channels] (through ``before``, an element-wise op, if
+    given) -> Unsqueeze to [1, 1, length, channels] -> Transpose to NCHW [1, channels, 1, length] -> 1 x 5 Conv of 8
+    -> Relu (humanactivity's accelerometer window, cispliceai's one-hot DNA)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    constants = [numpy_helper.from_array(rng.normal(0, 0.3, (8, channels, 1, 5)).astype(np.float32), "w"),
+                 numpy_helper.from_array(np.array([1], np.int64), "axis")]
+    nodes = [helper.make_node(before, ["x"], ["b"], name="before")] if before else []
+    nodes += [helper.make_node("Unsqueeze", ["b" if before else "x", "axis"], ["u"], name="unsqueeze"),
+              helper.make_node("Transpose", ["u"], ["t"], perm=[0, 3, 1, 2], name="to_nchw"),
+              helper.make_node("Conv", ["t", "w"], ["c"], name="conv"),
+              helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "one_row_conv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, length, channels])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(onnx.shape_inference.infer_shapes(model), path)
+    return path
+
+
+def squeezed_conv_onnx(path: Path, channels: int, width: int, reader: str | None) -> Path:
+    """x [1, 4, 1, width + 2] -> Relu -> 1 x 3 Conv of ``channels`` -> Squeeze of the unit axis to [1, channels,
+    width] -> ``reader`` (``Add`` of a per-channel bias then a Relu, ``Relu``, or nothing) -> Flatten -> MatMul of 16:
+    a Keras Conv1D's output as tf2onnx writes it (humanactivity's second Conv1D, 6 channels x 1)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    constants = [numpy_helper.from_array(rng.normal(0, 0.3, (channels, 4, 1, 3)).astype(np.float32), "w"),
+                 numpy_helper.from_array(rng.normal(0, 0.3, (channels, 1)).astype(np.float32), "bias"),
+                 numpy_helper.from_array(np.array([2], np.int64), "axis"),
+                 numpy_helper.from_array(rng.normal(0, 0.3, (channels * width, 16)).astype(np.float32), "dense")]
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+             helper.make_node("Conv", ["r", "w"], ["c"], name="conv"),
+             helper.make_node("Squeeze", ["c", "axis"], ["s"], name="squeeze")]
+    if reader == "Add":
+        nodes += [helper.make_node("Add", ["s", "bias"], ["a"], name="bias_add"),
+                  helper.make_node("Relu", ["a"], ["z"], name="relu1")]
+    elif reader == "Relu":
+        nodes.append(helper.make_node("Relu", ["s"], ["z"], name="relu1"))
+    nodes += [helper.make_node("Flatten", ["z" if reader else "s"], ["f"], name="flatten"),
+              helper.make_node("MatMul", ["f", "dense"], ["y"], name="head")]
+    graph = helper.make_graph(nodes, "squeezed_conv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 1, width + 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(onnx.shape_inference.infer_shapes(model), path)
+    return path

@@ -799,3 +799,46 @@ def test_a_1d_convolution_padded_by_auto_pad_is_a_predicted_compile_failure(
     assert result is not None and result.status == ("compile_failed" if blocked else "ran"), result
     if blocked:
         assert "auto_pad" in result.detail and "pads" in result.detail
+
+
+@pytest.mark.parametrize(("target", "length", "channels", "before", "cpu_ops"), [
+    ("rk3588", 90, 3, None, {"Unsqueeze": 1}), ("rk3588", 90, 3, "Relu", {"Unsqueeze": 1}),
+    ("rk3588", 96, 3, None, {}), ("rk3588", 90, 16, None, {}), ("rk3588", 1024, 4, None, {}),
+    ("rk3588", 1025, 4, None, {"Transpose": 1}), ("rk3588", 2001, 4, None, {"Transpose": 1}),
+    ("rk3588", 1200, 16, None, {}), ("rk3576", 90, 3, None, {}), ("rk3576", 2001, 4, None, {})])
+def test_a_one_row_map_moved_to_nchw_for_a_conv1d(rknn_installed: Rknn, tmp_path: Path, target: str, length: int,
+                                                  channels: int, before: str | None, cpu_ops: dict[str, int]) -> None:
+    """humanactivity (held-out batch 25's first run) and cispliceai: tf2onnx's Keras Conv1D unsqueezes its [1, W, C]
+    input and transposes it to [1, C, 1, W]. On RK3588 the Transpose runs on the CPU when W > 1024 and C is not a
+    multiple of 16, and the unsqueeze then on the NPU; otherwise the unsqueeze needs a W x C plane that is a multiple
+    of 16. RK3576 runs both on the NPU."""
+    from tests.verify.models import one_row_conv_onnx
+
+    model = one_row_conv_onnx(tmp_path / "row.onnx", length, channels, before)
+    assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
+
+
+@pytest.mark.parametrize(("channels", "width", "reader"), [(6, 1, "Add"), (6, 1, "Relu"), (3, 2, "Add"),
+                                                           (6, 1, None)])
+def test_a_conv_output_squeezed_for_its_bias_add_runs_on_the_npu(rknn_installed: Rknn, tmp_path: Path, channels: int,
+                                                                 width: int, reader: str | None) -> None:
+    """humanactivity (held-out batch 25's first run): the Squeeze of its second Conv1D's [1, 6, 1, 1] before the bias
+    Add ran on RK3588's NPU (the toolkit gives the Add a 4-D input again and drops both reshapes); edgepipe said CPU
+    (6 elements)."""
+    from tests.verify.models import squeezed_conv_onnx
+
+    model = squeezed_conv_onnx(tmp_path / "sq.onnx", channels, width, reader)
+    assert agreement_with_vendor(model, "rk3588", tmp_path / "w")[0] == {}
+
+
+def test_a_transpose_the_toolkit_drops_as_a_parallel_duplicate_is_traced_to_the_one_it_keeps() -> None:
+    """BeliefPPG (held-out batch 25): ``remove_parallel_transpose`` kept the Transpose the toolkit had inserted before
+    the dense layer and dropped the model's own Transpose of the same input, which then matched no layer."""
+    python_log = ("D     convert_reshape_to_transpose: remove node = []"
+                  ", add node = ['dense/Reshape:0_tp']\n"
+                  "D     remove_parallel_transpose: remove node = ['dense/Reshape:0_tp', 'conv/BiasAdd__8']"
+                  ", add node = ['dense/Reshape:0_tp']\n")
+    layers = ("D RKNN: [21:54:57.650] 1  Transpose  INT8  NPU  (1,7,64,2)  (1,2,7,64)  0/0/0  1"
+              "  Transpose:dense/Reshape:0_tp\n")
+    log = rknn_layers.parse(layers, python_log)
+    assert rknn_layers.origins("dense/Reshape:0_tp", log, {"conv/BiasAdd__8", "conv/BiasAdd"}) == {"conv/BiasAdd__8"}

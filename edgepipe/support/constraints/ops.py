@@ -582,6 +582,9 @@ def _plane_reshape_verdict(shape: list[int], out: list[int], multiple: int) -> V
 
 #: Ops whose 3-D output [N, C, W] the NPU holds as [N, C, 1, W] (a 1-D convolution or pooling).
 _SPATIAL_OPS = ("Conv", "ConvTranspose", "MaxPool", "AveragePool")
+#: Ops rknn-toolkit2 rewrites to 4-D around a 3-D input (its unsqueeze_to_4d_add and _relu): a Squeeze of a
+#: spatial op's [N, C, 1, W] before them cancels against that reshape back (bypass_two_reshape).
+_FOUR_D_AGAIN = ("Add", "Relu")
 
 
 def _as_four_d(shape: list[int]) -> list[int]:
@@ -726,10 +729,16 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     is a graph output (probed; EfficientWord-Net's min-max normalization), and so does a tensor given a leading
     axis of size 1 for a Concat that stacks it (an unrolled LSTM's [1, 100] steps stacked to [20, 1, 100]:
     captcha-whisperer's CRNN, probed). A 3-D graph input (or an element-wise op of it) given a fourth axis of size 1
-    anywhere, for ops other than a Transpose, needs the 4-D output's H x W plane a multiple of {param} (a [1, 100,
-    59] spectrogram unsqueezed to [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and [1, 100, 64] on the
-    NPU; brainmaze's seizure network, probed at each axis). A 1-D convolution's [N, C, W] (through element-wise
-    ops), or any [N, C, 1], given the form [N, C, 1, W] it is held in runs on the NPU (GTCRN's [1, 8, 1] attention
+    anywhere needs the 4-D output's H x W plane a multiple of {param} (a [1, 100, 59] spectrogram unsqueezed to
+    [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and [1, 100, 64] on the NPU; brainmaze's seizure
+    network, probed at each axis; also before a Transpose to NCHW: humanactivity's [1, 90, 3] accelerometer window,
+    probed with 90 x 3, 90 x 4, 88 x 3 on the CPU and 96 x 3, 90 x 16 on the NPU), unless every reader is such a
+    Transpose that runs on the CPU itself (see row_transpose_aligned): the reshape then runs on the NPU. A
+    convolution's or pooling's [N, C, 1, W] squeezed to [N, C, W] for an Add or a Relu runs on the NPU whatever its
+    size: the toolkit gives the Add or Relu a 4-D input again and drops both reshapes (humanactivity's Keras Conv1D
+    of 6 channels x 1 before its bias Add; probed with an Add and a Relu, 6 x 1 and 3 x 2). A 1-D convolution's
+    [N, C, W] (through element-wise ops), or any [N, C, 1], given the form [N, C, 1, W] it is held in runs on the
+    NPU (GTCRN's [1, 8, 1] attention
     gates unsqueezed to [1, 8, 1, 1]; probed). A 3-D tensor reshaped twice is judged by the one reshape the toolkit
     merges the two into (ecg-quality's Conv1D input [1, 500, 1] -> [1, 1, 500, 1] -> [1, 1, 1, 500]: a plane of 500,
     CPU); a reshape to one row read only by a dense layer, or one dropping the axes a kept ReduceMean reduced (not
@@ -750,6 +759,12 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
                                           f"of {area} elements" + ("" if area % multiple == 0 else
                                                                    f", not a multiple of {multiple}"))
         return True, "merged with the reshape after it"
+    if len(shape) == 4 and len(out) == 3 and shape == _as_four_d(out) and readers and \
+            all(r.op in _FOUR_D_AGAIN for r in readers) and written.name not in graph.output_names():
+        held = _layout_source(source, graph) if source is not None else None
+        if held is not None and held.op in _SPATIAL_OPS:
+            return True, (f"drops the axis {held.op} '{held.name}' holds {out} with, for ops the toolkit gives it back "
+                          "to (the two reshapes cancel)")
     state_in = source is None and data is not None and data.name in graph.input_names() and \
         any(r.op in RECURRENT_OPS for r in readers)
     if state_in or source is not None and source.op in RECURRENT_OPS:
@@ -792,7 +807,8 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if len(shape) == 3 and out == _as_four_d(shape) and (shape[2] == 1 or held is not None and
                                                          held.op in _SPATIAL_OPS):
         return True, f"gives {shape}, held as {out}, that form"
-    if len(shape) == 3 and len(out) == 4 and held is None and not all(r.op == "Transpose" for r in readers):
+    if len(shape) == 3 and len(out) == 4 and held is None and \
+            not (readers and all(_row_transpose_spills(r) for r in readers)):
         area = out[2] * out[3]
         return area % multiple == 0, (f"gives {shape} a fourth axis: an H x W plane of {area} elements"
                                       + ("" if area % multiple == 0 else f", not a multiple of {multiple}"))
@@ -807,6 +823,37 @@ def reshape_layout_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdi
     if forms:
         return _plane_reshape_verdict(shape, forms[0], multiple)
     return plane if out[-1] == 1 else (True, f"flattens {shape} into {out} for the op after it")
+
+
+#: RK3588 runs a Transpose of a one-row NHWC map to NCHW ([1, 1, W, C] -> [1, C, 1, W]) on its NPU only while C is
+#: a multiple of this, or W is at most :data:`_ROW_WIDTH_MAX` (row_transpose_aligned).
+_ROW_CHANNEL_ALIGN = 16
+_ROW_WIDTH_MAX = 1024
+
+
+def _row_transpose_spills(node: OpNode) -> bool:
+    """Whether ``node`` is a Transpose of a one-row NHWC map [1, 1, W, C] to [1, C, 1, W] that RK3588 runs on its
+    CPU: C not a multiple of :data:`_ROW_CHANNEL_ALIGN` and W above :data:`_ROW_WIDTH_MAX`."""
+    if node.op != "Transpose" or not node.inputs:
+        return False
+    shape = _ints(node.inputs[0].shape)
+    if shape is None or len(shape) != 4 or shape[1] != 1 or list(node.attrs.get("perm") or ()) != [0, 3, 1, 2]:
+        return False
+    return shape[3] % _ROW_CHANNEL_ALIGN != 0 and shape[2] > _ROW_WIDTH_MAX
+
+
+@constraint
+def row_transpose_aligned(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A Transpose of a one-row NHWC map to NCHW ([1, 1, W, C] -> [1, C, 1, W]: tf2onnx's input of a Keras Conv1D)
+    keeps C a multiple of 16 or W at most 1024: rknn-toolkit2 2.5.0 runs it on RK3588's CPU otherwise (cispliceai's
+    [1, 1, 10102, 4] one-hot DNA; probed at C = 4 with W = 1024 on the NPU and 1025, 1040, 1536, 2000 on the CPU, at
+    C = 2, 8, 12 with W = 1025 to 1100 on the CPU, at C = 16 and 32 with W up to 8192 on the NPU). RK3576 runs them
+    all on its NPU."""
+    if required and _row_transpose_spills(node):
+        shape = _ints(node.inputs[0].shape) or []
+        return False, (f"moves the {shape[3]} channels of a one-row map {shape} in front: width {shape[2]} > "
+                       f"{_ROW_WIDTH_MAX} with channels not a multiple of {_ROW_CHANNEL_ALIGN}")
+    return True, "not a wide one-row map with unaligned channels"
 
 
 @constraint
