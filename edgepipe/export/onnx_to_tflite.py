@@ -15,9 +15,12 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
   data), which :func:`int8_output` finds for the quantize stage: on NCHW CNNs it tracks the float
   model more closely than quantizing the float TFLite afterwards.
 - onnx2tf runs ``onnxsim`` as a subprocess, so the environment's ``bin`` folder goes on PATH.
-- Padded MaxPools are rewritten first (:mod:`edgepipe.export.onnx_max_pool_pads`): onnx2tf pads them with zeros.
+- Padded MaxPools are rewritten first (:mod:`edgepipe.export.onnx_max_pool_pads`): onnx2tf pads them with zeros;
+  so are Slices that reverse a whole axis (:mod:`edgepipe.export.onnx_reverse_slices`): onnx2tf gets them wrong.
 - LSTMs without initial states get explicit zero ones (:mod:`edgepipe.export.onnx_lstm_states`): onnx2tf fails
   on them. edgepipe then runs onnxsim itself, and onnx2tf does not (``-nuo``): it would drop the zeros again.
+- With ``unroll`` (the export stage's second try when onnx2tf's own conversion of a recurrent model failed)
+  edgepipe unrolls LSTM, GRU and RNN nodes into their defining ops first (:mod:`edgepipe.export.onnx_unroll_rnn`).
 """
 
 from __future__ import annotations
@@ -145,17 +148,19 @@ def discard(float_path: Path) -> None:
     _sidecar(float_path).unlink(missing_ok=True)
 
 
-def _exact_max_pools(path: Path) -> None:
-    """Rewrite the padded MaxPools of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts
-    them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`)."""
+def _exact_rewrites(path: Path) -> None:
+    """Rewrite the padded MaxPools and the reversing Slices of the ONNX file at ``path`` (onnx2tf's private copy) so
+    that onnx2tf converts them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`,
+    :mod:`edgepipe.export.onnx_reverse_slices`)."""
     import onnx
 
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
+    from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
-    count = exact_max_pools(model)
-    if count:
-        log.info("rewrote %d padded MaxPool(s) of %s for onnx2tf", count, path.name)
+    pools, slices = exact_max_pools(model), reverse_slices_as_gathers(model)
+    if pools or slices:
+        log.info("rewrote %d padded MaxPool(s) and %d reversing Slice(s) of %s for onnx2tf", pools, slices, path.name)
         onnx.save(model, str(path))
 
 
@@ -177,17 +182,36 @@ def _explicit_lstm_states(path: Path) -> bool:
     return True
 
 
+def _unrolled_recurrent_ops(path: Path) -> bool:
+    """Unroll the LSTM, GRU and RNN nodes of the ONNX file at ``path`` (onnx2tf's private copy) after running
+    onnxsim on it (:mod:`edgepipe.export.onnx_unroll_rnn`); True when onnx2tf must then not simplify it again."""
+    import onnx
+
+    from edgepipe.export.onnx_lstm_states import simplify
+    from edgepipe.export.onnx_unroll_rnn import unroll_recurrent
+
+    simplified = simplify(path, _environment())
+    model = onnx.load(str(path))
+    count = unroll_recurrent(model)
+    if count:
+        log.info("unrolled %d recurrent op(s) of %s for onnx2tf", count, path.name)
+        onnx.save(model, str(path))
+        simplified = simplify(path, _environment())  # folds the stacking into the reshapes that read it
+    return simplified
+
+
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
-                           scratch: Path) -> Path:
-    """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``."""
+                           scratch: Path, unroll: bool = False) -> Path:
+    """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``; with ``unroll``
+    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf."""
     onnx_path, scratch = onnx_path.resolve(), scratch.resolve()  # onnx2tf runs in ``scratch``
     # onnx2tf runs onnxsim on its input and writes the result back to the same file: it gets a copy, so the
     # float artifact stays the model that was loaded (onnxsim drops the domain of com.microsoft ops)
     private = scratch / "onnx2tf_input"
     private.mkdir(parents=True, exist_ok=True)
     onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
-    _exact_max_pools(onnx_path)
-    simplified = _explicit_lstm_states(onnx_path)
+    _exact_rewrites(onnx_path)
+    simplified = _unrolled_recurrent_ops(onnx_path) if unroll else _explicit_lstm_states(onnx_path)
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)

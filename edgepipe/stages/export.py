@@ -109,23 +109,32 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
         return artifacts
     from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite, discard
+    from edgepipe.export.onnx_unroll_rnn import has_recurrent
 
     names = [spec.name for spec in inputs.model.signature.inputs]
     tflite_path = folder / "model.tflite"
-    try:
-        with stages.stage("export", "float TFLite through onnx2tf (input shapes kept)"):
-            convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch)
-            _check_same_inputs(tflite_path, inputs)
-            _check_same_function(onnx_path, tflite_path, inputs)
-    except ConversionError as exc:
+    # onnx2tf's own conversion first; for a recurrent model that fails, again with edgepipe's exact unrolling
+    tries = [False, True] if has_recurrent(model) else [False]
+    failure: ToolFailed | None = None
+    for unroll in tries:
+        detail = "float TFLite through onnx2tf (input shapes kept" + (
+            f"; recurrent ops unrolled by edgepipe after onnx2tf's own conversion failed: "
+            f"{failure.message if failure else ''})" if unroll
+            else ")")
+        try:
+            with stages.stage("export", detail):
+                convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch, unroll=unroll)
+                _check_same_inputs(tflite_path, inputs)
+                _check_same_function(onnx_path, tflite_path, inputs)
+            return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
+        except ConversionError as exc:
+            failure = onnx2tf_failure(f"TFLite conversion failed: {exc}")
+        except ToolFailed as refused:  # LiteRT refused to run onnx2tf's output, or it computes something else
+            failure = refused
         discard(tflite_path)
-        stages.fail(STAGE, onnx2tf_failure(f"TFLite conversion failed: {exc}"), artifact=tflite_path.name)
-        return artifacts
-    except ToolFailed as failure:  # LiteRT refused to run onnx2tf's output
-        discard(tflite_path)
-        stages.fail(STAGE, failure, artifact=tflite_path.name)
-        return artifacts
-    return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
+    assert failure is not None
+    stages.fail(STAGE, failure, artifact=tflite_path.name)
+    return artifacts
 
 
 def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
