@@ -1702,3 +1702,26 @@ def squeezed_conv_onnx(path: Path, channels: int, width: int, reader: str | None
     model.ir_version = 8
     onnx.save(onnx.shape_inference.infer_shapes(model), path)
     return path
+
+
+def reversed_sequence_tflite(path: Path) -> Path:
+    """An int8 TFLite of a sequence [1, 16, 8] -> FULLY_CONNECTED of 8 per step -> REVERSE_V2 along time -> ADD of
+    the forward and reversed steps: the backward half of a bidirectional LSTM as onnx2tf unrolls it."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    kernel = tf.constant(rng.normal(0, 0.3, (8, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 16, 8], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        y = tf.nn.relu(tf.matmul(x, kernel))
+        return y + tf.reverse(y, axis=[1])
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([net.get_concrete_function()])
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.random((1, 16, 8), dtype=np.float32)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path

@@ -352,3 +352,18 @@ def test_a_reshape_to_a_scalar_is_a_predicted_compile_failure(tmp_path: Path, ta
     result = vendor_verification(report, profile, model, tmp_path / "w")
     assert result is not None and result.status == "compile_failed", result
     assert "Constant tensors must not have empty buffers" in result.detail
+
+
+@pytest.mark.parametrize(("target", "cpu"), [("ethos-u55", True), ("ethos-u85", False)])
+def test_a_reversal_runs_on_the_u55s_cpu_and_the_u85s_npu(tmp_path: Path, target: str, cpu: bool) -> None:
+    """Unrolled bidirectional LSTMs (metapredict, eeg_seizure, ddddocr_ocr, held out): Vela's U55 front end refuses
+    every REVERSE_V2 axis ("Unsupported reverse mask"), though SUPPORTED_OPS.md lists the op; edgepipe said NPU."""
+    from tests.verify.models import reversed_sequence_tflite
+
+    model = reversed_sequence_tflite(tmp_path / "reverse.tflite")
+    profile = load_profile(target)
+    report = check_model(model, profile)
+    assert ({v.op: v.placement for v in report.node_verdicts}["REVERSE_V2"] == "cpu") is cpu
+    result = vendor_verification(report, profile, model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
