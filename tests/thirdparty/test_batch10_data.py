@@ -18,7 +18,7 @@ LISTED = tomllib.loads((Path(__file__).parents[2] / "benchmarks" / "agreement_mo
 
 
 #: Where a first-run miss was then used to fix a profile (benchmarks/agreement_models.toml's tuned_on).
-TUNED = {"eeg_spindles": ["rk3588", "mobile-npu"], "eeg_seizure": ["rk3588"], "captcha_crnn": ["rk3588"],
+TUNED = {"eeg_spindles": ["rk3588", "mobile-npu"], "eeg_seizure": ["ethos-u55", "rk3588"], "captcha_crnn": ["rk3588"],
          "leader_minutiae": ["rk3588", "rk3576"]}
 
 
