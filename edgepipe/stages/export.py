@@ -116,6 +116,7 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     # onnx2tf's own conversion first; for a recurrent model that fails, again with edgepipe's exact unrolling
     tries = [False, True] if has_recurrent(model) else [False]
     failure: ToolFailed | None = None
+    first: ToolFailed | None = None  # onnx2tf's own conversion's failure: what the report leads with
     for unroll in tries:
         detail = "float TFLite through onnx2tf (input shapes kept" + (
             f"; recurrent ops unrolled by edgepipe after onnx2tf's own conversion failed: "
@@ -132,7 +133,11 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         except ToolFailed as refused:  # LiteRT refused to run onnx2tf's output, or it computes something else
             failure = refused
         discard(tflite_path)
-    assert failure is not None
+        first = first or failure
+    assert failure is not None and first is not None
+    if failure is not first:  # the unrolled retry failed too: both reasons, onnx2tf's own first
+        failure = ToolFailed(first.tool, f"{first.message}; with its recurrent ops unrolled by edgepipe: "
+                                         f"{failure.message}", first.next_step)
     stages.fail(STAGE, failure, artifact=tflite_path.name)
     return artifacts
 

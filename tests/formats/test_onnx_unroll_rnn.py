@@ -147,3 +147,38 @@ def test_export_unrolls_a_peephole_lstm_that_onnx2tf_cannot_convert(tmp_path: Pa
     assert (tmp_path / "out" / "model.tflite").is_file(), proc.stdout + proc.stderr[-2000:]
     data = Dataset(path=tmp_path / "calib.npz", inputs=(x,), labels=None, sha256="", whole=(True,))
     assert float_mismatch(tmp_path / "out" / "model.onnx", tmp_path / "out" / "model.tflite", data) is None
+
+
+def test_when_the_unrolled_retry_fails_too_the_report_leads_with_onnx2tfs_own_reason(tmp_path: Path) -> None:
+    """A recurrent model with an op onnx2tf cannot convert at all (ScatterElements with reduction=add): both tries
+    fail, and the reported failure gives onnx2tf's reason for its own conversion first, then the retry's."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.conftest import run_cli
+
+    rng = np.random.default_rng(0)
+    shapes = {"W": (1, 4 * HIDDEN, FEATURES), "R": (1, 4 * HIDDEN, HIDDEN), "B": (1, 8 * HIDDEN)}
+    constants = [numpy_helper.from_array(rng.normal(0, 0.5, shape).astype(np.float32), name)
+                 for name, shape in shapes.items()]
+    constants += [numpy_helper.from_array(np.array([1], np.int64), "axis"),
+                  numpy_helper.from_array(np.zeros((STEPS, 1, 4), np.float32), "bins_zero"),
+                  numpy_helper.from_array(np.tile(np.array([0, 1, 1, 3, 2], np.int64), (STEPS, 1, 1)), "bins")]
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=HIDDEN, name="lstm"),
+             helper.make_node("Squeeze", ["y", "axis"], ["s"], name="squeeze"),
+             helper.make_node("ScatterElements", ["bins_zero", "bins", "s"], ["out"], axis=2, reduction="add",
+                              name="count")]
+    graph = helper.make_graph(nodes, "counted",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [STEPS, 1, FEATURES])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [STEPS, 1, 4])], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "counted.onnx"))
+    np.savez(tmp_path / "calib.npz", x=rng.normal(0, 1, (8, STEPS, 1, FEATURES)).astype(np.float32))
+    proc = run_cli("-v", "quantize", "-m", str(tmp_path / "counted.onnx"), "--calib", str(tmp_path / "calib.npz"),
+                   "-o", str(tmp_path / "out"), "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not (tmp_path / "out" / "model.tflite").exists()
+    reported = next(line for line in proc.stderr.splitlines() if "stage export: onnx2tf failed" in line)
+    first, _, retry = reported.partition("; with its recurrent ops unrolled by edgepipe: ")
+    assert "ScatterElements" in first and "ScatterElements" in retry, reported
