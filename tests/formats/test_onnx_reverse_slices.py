@@ -64,7 +64,7 @@ def test_whole_axis_reversals_become_gathers_and_compute_the_same(tmp_path: Path
 
 
 def test_a_reversed_sequence_converts_exactly(tmp_path: Path) -> None:
-    """onnx2tf gave the reversal cosine 0.70 with the ONNX model's output; the rewritten one is the same function."""
+    """onnx2tf gave the reversal cosine 0.70 in a hand-run probe; the rewritten one is the same function."""
     from edgepipe.export.float_match import float_mismatch
     from edgepipe.export.onnx_to_tflite import convert_onnx_to_tflite
 
