@@ -116,10 +116,11 @@ def produce_artifacts(inputs: BuildInputs, scratch: Path, stages: StageLog, *, q
 
 
 def run_artifacts_only(config: BuildConfig, out: Path, *, quantize: bool,
-                       listener: Listener | None = None) -> list[Path]:
-    """``edgepipe export`` / ``edgepipe quantize``: only the artifacts, staged into ``out`` atomically."""
+                       listener: Listener | None = None, stages: StageLog | None = None) -> list[Path]:
+    """``edgepipe export`` / ``edgepipe quantize``: only the artifacts, staged into ``out`` atomically; ``stages``
+    (when given) keeps what each stage did, so the caller can say why an artifact is missing."""
     seed_everything()
-    stages = StageLog(listener)
+    stages = stages if stages is not None else StageLog(listener)
     inputs = validate_inputs(config, stages)
     with StagingFolder(out) as staged:
         assert staged.path is not None

@@ -29,6 +29,20 @@ def test_build_onnx_input(tiny: dict[str, Path], tmp_path: Path, capsys: pytest.
     assert converted["reference"] == "model.onnx" and converted["outputs"][0]["cosine"] > 0.9999
 
 
+def test_export_onnx_input_uses_calibration(tiny: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`export` of an ONNX model converts it to TFLite with the calibration data it is given (onnx2tf reads it);
+    without any, it says so and writes the ONNX alone (it used to drop the configured data and ask for a --calib
+    that `export` did not accept)."""
+    assert main(["export", "-q", "--model", str(tiny["onnx"]), "--calib", str(tiny["onnx_calib"]),
+                 "--output", str(tmp_path / "with")]) == 0
+    assert sorted(Path(p).name for p in capsys.readouterr().out.split()) == ["model.onnx", "model.tflite"]
+    assert main(["export", "--model", str(tiny["onnx"]), "--output", str(tmp_path / "without")]) == 0
+    captured = capsys.readouterr()
+    assert [Path(p).name for p in captured.out.split()] == ["model.onnx"]
+    assert "onnx2tf needs calibration data for TFLite (give --calib)" in captured.err
+
+
 def test_export_then_build_tflite_input(tiny: dict[str, Path], tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "-q", "--model", str(tiny["keras"]), "--output", str(tmp_path / "exp")]) == 0
