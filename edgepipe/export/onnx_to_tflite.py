@@ -52,6 +52,26 @@ class ConversionError(Exception):
     """onnx2tf could not convert the model; the message is its last meaningful line of output."""
 
 
+class SelectOpsError(ConversionError):
+    """onnx2tf's TFLite needs Select TF (Flex) ops, which LiteRT and every NPU delegate refuse; ``ops`` names them."""
+
+    def __init__(self, message: str, ops: list[str]):
+        super().__init__(message)
+        self.ops = ops
+
+
+#: Select TF ops onnx2tf writes for ONNX ops TFLite has no builtin for, and the name of its option that writes
+#: them in builtin ops instead (``-rtpo``): Erf as Abramowitz and Stegun's 7.1.26 polynomial (absolute error at
+#: most 1.5e-7; the GELUs onnx2tf does not recognise as such: PP-OCRv6's recogniser, edgepipe's digits_vit).
+PSEUDO_OPS = {"FlexErf": "erf", "FlexAsin": "asin", "FlexAcos": "acos", "FlexAtan": "atan"}
+
+
+def pseudo_ops_for(select_ops: list[str]) -> list[str] | None:
+    """onnx2tf's ``-rtpo`` names that replace every one of ``select_ops`` by builtin ops, or None if one has none."""
+    names = [PSEUDO_OPS.get(op) for op in select_ops]
+    return None if not names or None in names else sorted({n for n in names if n})
+
+
 def _environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -126,12 +146,13 @@ def kept_input_names(input_names: list[str]) -> list[str]:
 
 
 def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
-            integer: bool, simplified: bool = False) -> list[str]:
+            integer: bool, simplified: bool = False, pseudo_ops: list[str] | None = None) -> list[str]:
     """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet;
-    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``)."""
+    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``); ``pseudo_ops``
+    are written in builtin ops (``-rtpo``, :data:`PSEUDO_OPS`)."""
     return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
             "-kat", *kept_input_names(input_names), "-eru", "-n", *(["-oiqt"] if integer else []),
-            *(["-nuo"] if simplified else []), *calibration_args]
+            *(["-nuo"] if simplified else []), *(["-rtpo", *pseudo_ops] if pseudo_ops else []), *calibration_args]
 
 
 def _sidecar(float_path: Path) -> Path:
@@ -205,9 +226,10 @@ def _unrolled_recurrent_ops(path: Path) -> bool:
 
 
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
-                           scratch: Path, unroll: bool = False) -> Path:
+                           scratch: Path, unroll: bool = False, pseudo_ops: list[str] | None = None) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``; with ``unroll``
-    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf."""
+    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf; ``pseudo_ops``: see
+    :func:`command`."""
     onnx_path, scratch = onnx_path.resolve(), scratch.resolve()  # onnx2tf runs in ``scratch``
     # onnx2tf runs onnxsim on its input and writes the result back to the same file: it gets a copy, so the
     # float artifact stays the model that was loaded (onnxsim drops the domain of com.microsoft ops)
@@ -221,8 +243,8 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
     _offline_sample_images(calibration, scratch)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
-                   integer, simplified)
-    log.info("running onnx2tf on %s", onnx_path.name)
+                   integer, simplified, pseudo_ops)
+    log.info("running onnx2tf on %s%s", onnx_path.name, f" (-rtpo {' '.join(pseudo_ops)})" if pseudo_ops else "")
     RUNS.append(onnx_path)
     try:
         done = subprocess.run(args, capture_output=True, text=True, env=_environment(), timeout=TIMEOUT_S,

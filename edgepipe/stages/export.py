@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -108,48 +109,83 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         # onnx2tf takes minutes on a real model; no target here would deploy or check its output
         stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
         return artifacts
-    from edgepipe.export.onnx_to_tflite import ConversionError, convert_onnx_to_tflite, discard
+    from edgepipe.export.onnx_to_tflite import (
+        ConversionError,
+        SelectOpsError,
+        convert_onnx_to_tflite,
+        discard,
+        pseudo_ops_for,
+    )
     from edgepipe.export.onnx_unroll_rnn import has_recurrent
 
     names = [spec.name for spec in inputs.model.signature.inputs]
     tflite_path = folder / "model.tflite"
-    # onnx2tf's own conversion first; for a recurrent model that fails, again with edgepipe's exact unrolling
-    tries = [False, True] if has_recurrent(model) else [False]
+    # onnx2tf's own conversion first; for a recurrent model that fails, again with edgepipe's exact unrolling; a
+    # TFLite that needs Select TF ops onnx2tf can write in builtin ops, again with those (``-rtpo``)
+    tries: list[_Try] = [_Try()] + ([_Try(unroll=True)] if has_recurrent(model) else [])
     failure: ToolFailed | None = None
     first: ToolFailed | None = None  # onnx2tf's own conversion's failure: what the report leads with
-    for unroll in tries:
-        detail = "float TFLite through onnx2tf (input shapes kept" + (
-            f"; recurrent ops unrolled by edgepipe after onnx2tf's own conversion failed: "
-            f"{failure.message if failure else ''})" if unroll
-            else ")")
+    index = 0
+    while index < len(tries):
+        attempt, index = tries[index], index + 1
         try:
-            with stages.stage("export", detail):
-                convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch, unroll=unroll)
+            with stages.stage("export", attempt.detail(failure)):
+                convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch,
+                                       unroll=attempt.unroll, pseudo_ops=attempt.pseudo_ops)
                 _check_same_inputs(tflite_path, inputs)
                 _check_same_function(onnx_path, tflite_path, inputs)
             return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
         except ConversionError as exc:
             failure = onnx2tf_failure(f"TFLite conversion failed: {exc}")
+            replace = pseudo_ops_for(exc.ops) if isinstance(exc, SelectOpsError) else None
+            if replace and not attempt.pseudo_ops:
+                tries.insert(index, _Try(attempt.unroll, replace))
         except ToolFailed as refused:  # LiteRT refused to run onnx2tf's output, or it computes something else
             failure = refused
         discard(tflite_path)
         first = first or failure
+        last = attempt
     assert failure is not None and first is not None
-    if failure is not first:  # the unrolled retry failed too: both reasons, onnx2tf's own first
-        failure = ToolFailed(first.tool, f"{first.message}; with its recurrent ops unrolled by edgepipe: "
-                                         f"{failure.message}", first.next_step)
+    if failure is not first:  # a retry failed too: both reasons, onnx2tf's own first
+        failure = ToolFailed(first.tool, f"{first.message}; {last.label()}: {failure.message}", first.next_step)
     stages.fail(STAGE, failure, artifact=tflite_path.name)
     return artifacts
 
 
+@dataclass(frozen=True)
+class _Try:
+    """One onnx2tf conversion of an ONNX input: with its recurrent ops unrolled by edgepipe, and with the Select TF
+    ops a first try needed written in builtin ops (onnx2tf's ``-rtpo`` names)."""
+
+    unroll: bool = False
+    pseudo_ops: list[str] | None = None
+
+    def label(self) -> str:
+        """How this try differs from onnx2tf's own conversion (the prefix of its failure in a report)."""
+        parts = (["with its recurrent ops unrolled by edgepipe"] if self.unroll else []) + (
+            [f"with {', '.join(self.pseudo_ops)} written in builtin ops (onnx2tf -rtpo)"] if self.pseudo_ops else [])
+        return " and ".join(parts)
+
+    def detail(self, before: ToolFailed | None) -> str:
+        """The stage record's description of this try, with why it was needed."""
+        if not self.unroll and not self.pseudo_ops:
+            return "float TFLite through onnx2tf (input shapes kept)"
+        why = f" after the previous try failed: {before.message}" if before else ""
+        return f"float TFLite through onnx2tf (input shapes kept; {self.label()}{why})"
+
+
 def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
     """The TFLite must run a calibration sample and take the ONNX inputs in the same order and shapes."""
-    from edgepipe.export.onnx_to_tflite import ConversionError
-    from edgepipe.export.tflite_ops import runnable_in_litert
+    from edgepipe.export.onnx_to_tflite import ConversionError, SelectOpsError
+    from edgepipe.export.tflite_ops import custom_op_names, runnable_in_litert
     from edgepipe.runtimes import open_runner
 
     problem = runnable_in_litert(tflite_path)
     if problem is not None:
+        select = [op for op in custom_op_names(tflite_path) if op.startswith("Flex")]
+        if select:
+            raise SelectOpsError(f"LiteRT cannot run onnx2tf's output: it needs Select TF op(s) {', '.join(select)} "
+                                 f"(the Flex delegate, which no NPU runs): {problem}", select)
         raise ConversionError(f"LiteRT cannot run onnx2tf's output: {problem}")
     with open_runner(tflite_path) as runner:
         got = [tuple(s.shape) for s in runner.signature.inputs]
