@@ -60,15 +60,14 @@ class SelectOpsError(ConversionError):
         self.ops = ops
 
 
-#: Select TF ops onnx2tf writes for ONNX ops TFLite has no builtin for, and the name of its option that writes
-#: them in builtin ops instead (``-rtpo``): Erf as Abramowitz and Stegun's 7.1.26 polynomial (absolute error at
-#: most 1.5e-7; the GELUs onnx2tf does not recognise as such: PP-OCRv6's recogniser, edgepipe's digits_vit).
-PSEUDO_OPS = {"FlexErf": "erf", "FlexAsin": "asin", "FlexAcos": "acos", "FlexAtan": "atan"}
+#: Select TF ops onnx2tf writes for ONNX ops TFLite has no builtin for, and the ONNX op edgepipe can write in builtin
+#: ops instead (an approximation: :mod:`edgepipe.export.onnx_erf`).
+APPROXIMABLE = {"FlexErf": "Erf"}
 
 
-def pseudo_ops_for(select_ops: list[str]) -> list[str] | None:
-    """onnx2tf's ``-rtpo`` names that replace every one of ``select_ops`` by builtin ops, or None if one has none."""
-    names = [PSEUDO_OPS.get(op) for op in select_ops]
+def approximable(select_ops: list[str]) -> list[str] | None:
+    """The ONNX ops whose approximations replace every one of ``select_ops``, or None if one has none."""
+    names = [APPROXIMABLE.get(op) for op in select_ops]
     return None if not names or None in names else sorted({n for n in names if n})
 
 
@@ -146,13 +145,12 @@ def kept_input_names(input_names: list[str]) -> list[str]:
 
 
 def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
-            integer: bool, simplified: bool = False, pseudo_ops: list[str] | None = None) -> list[str]:
+            integer: bool, simplified: bool = False) -> list[str]:
     """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet;
-    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``); ``pseudo_ops``
-    are written in builtin ops (``-rtpo``, :data:`PSEUDO_OPS`)."""
+    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``)."""
     return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
             "-kat", *kept_input_names(input_names), "-eru", "-n", *(["-oiqt"] if integer else []),
-            *(["-nuo"] if simplified else []), *(["-rtpo", *pseudo_ops] if pseudo_ops else []), *calibration_args]
+            *(["-nuo"] if simplified else []), *calibration_args]
 
 
 def _sidecar(float_path: Path) -> Path:
@@ -187,6 +185,18 @@ def _exact_rewrites(path: Path) -> None:
         log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s) and %d unit-axis Conv1D(s) of %s for onnx2tf",
                  pools, slices, convs, path.name)
         onnx.save(model, str(path))
+
+
+def _approximations(path: Path, ops: list[str]) -> None:
+    """Write the ``ops`` of the ONNX file at ``path`` (onnx2tf's private copy) in ops TFLite has builtins for."""
+    import onnx
+
+    from edgepipe.export.onnx_erf import erf_as_tanh
+
+    model = onnx.load(str(path))
+    if "Erf" in ops:
+        log.info("wrote %d Erf(s) of %s as the tanh approximation for onnx2tf", erf_as_tanh(model), path.name)
+    onnx.save(model, str(path))
 
 
 def _explicit_lstm_states(path: Path) -> bool:
@@ -226,10 +236,10 @@ def _unrolled_recurrent_ops(path: Path) -> bool:
 
 
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
-                           scratch: Path, unroll: bool = False, pseudo_ops: list[str] | None = None) -> Path:
+                           scratch: Path, unroll: bool = False, approximate: list[str] | None = None) -> Path:
     """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``; with ``unroll``
-    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf; ``pseudo_ops``: see
-    :func:`command`."""
+    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf; the ONNX ops in ``approximate``
+    (:data:`APPROXIMABLE`) are written in builtin ops first."""
     onnx_path, scratch = onnx_path.resolve(), scratch.resolve()  # onnx2tf runs in ``scratch``
     # onnx2tf runs onnxsim on its input and writes the result back to the same file: it gets a copy, so the
     # float artifact stays the model that was loaded (onnxsim drops the domain of com.microsoft ops)
@@ -237,14 +247,16 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     private.mkdir(parents=True, exist_ok=True)
     onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
     _exact_rewrites(onnx_path)
+    if approximate:
+        _approximations(onnx_path, approximate)
     simplified = _unrolled_recurrent_ops(onnx_path) if unroll else _explicit_lstm_states(onnx_path)
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
     _offline_sample_images(calibration, scratch)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
-                   integer, simplified, pseudo_ops)
-    log.info("running onnx2tf on %s%s", onnx_path.name, f" (-rtpo {' '.join(pseudo_ops)})" if pseudo_ops else "")
+                   integer, simplified)
+    log.info("running onnx2tf on %s", onnx_path.name)
     RUNS.append(onnx_path)
     try:
         done = subprocess.run(args, capture_output=True, text=True, env=_environment(), timeout=TIMEOUT_S,

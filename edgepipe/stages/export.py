@@ -112,9 +112,9 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     from edgepipe.export.onnx_to_tflite import (
         ConversionError,
         SelectOpsError,
+        approximable,
         convert_onnx_to_tflite,
         discard,
-        pseudo_ops_for,
     )
     from edgepipe.export.onnx_unroll_rnn import has_recurrent
 
@@ -131,14 +131,14 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         try:
             with stages.stage("export", attempt.detail(failure)):
                 convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch,
-                                       unroll=attempt.unroll, pseudo_ops=attempt.pseudo_ops)
+                                       unroll=attempt.unroll, approximate=attempt.approximate)
                 _check_same_inputs(tflite_path, inputs)
                 _check_same_function(onnx_path, tflite_path, inputs)
             return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
         except ConversionError as exc:
             failure = onnx2tf_failure(f"TFLite conversion failed: {exc}")
-            replace = pseudo_ops_for(exc.ops) if isinstance(exc, SelectOpsError) else None
-            if replace and not attempt.pseudo_ops:
+            replace = approximable(exc.ops) if isinstance(exc, SelectOpsError) else None
+            if replace and not attempt.approximate:
                 tries.insert(index, _Try(attempt.unroll, replace))
         except ToolFailed as refused:  # LiteRT refused to run onnx2tf's output, or it computes something else
             failure = refused
@@ -154,21 +154,22 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
 
 @dataclass(frozen=True)
 class _Try:
-    """One onnx2tf conversion of an ONNX input: with its recurrent ops unrolled by edgepipe, and with the Select TF
-    ops a first try needed written in builtin ops (onnx2tf's ``-rtpo`` names)."""
+    """One onnx2tf conversion of an ONNX input: with its recurrent ops unrolled by edgepipe, and with the ONNX ops
+    whose exact conversion needed Select TF ops approximated in builtin ops (:data:`edgepipe.export.onnx_to_tflite.APPROXIMABLE`)."""
 
     unroll: bool = False
-    pseudo_ops: list[str] | None = None
+    approximate: list[str] | None = None
 
     def label(self) -> str:
         """How this try differs from onnx2tf's own conversion (the prefix of its failure in a report)."""
         parts = (["with its recurrent ops unrolled by edgepipe"] if self.unroll else []) + (
-            [f"with {', '.join(self.pseudo_ops)} written in builtin ops (onnx2tf -rtpo)"] if self.pseudo_ops else [])
+            [f"with {', '.join(self.approximate)} approximated in builtin ops by edgepipe"] if self.approximate
+            else [])
         return " and ".join(parts)
 
     def detail(self, before: ToolFailed | None) -> str:
         """The stage record's description of this try, with why it was needed."""
-        if not self.unroll and not self.pseudo_ops:
+        if not self.unroll and not self.approximate:
             return "float TFLite through onnx2tf (input shapes kept)"
         why = f" after the previous try failed: {before.message}" if before else ""
         return f"float TFLite through onnx2tf (input shapes kept; {self.label()}{why})"
