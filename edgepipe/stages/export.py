@@ -155,7 +155,8 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
 @dataclass(frozen=True)
 class _Try:
     """One onnx2tf conversion of an ONNX input: with its recurrent ops unrolled by edgepipe, and with the ONNX ops
-    whose exact conversion needed Select TF ops approximated in builtin ops (:data:`edgepipe.export.onnx_to_tflite.APPROXIMABLE`)."""
+    whose exact conversion needed Select TF ops approximated in builtin ops
+    (:data:`edgepipe.export.onnx_to_tflite.APPROXIMABLE`)."""
 
     unroll: bool = False
     approximate: list[str] | None = None
