@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import shlex
 import subprocess
 from abc import ABC, abstractmethod
@@ -27,6 +28,9 @@ from edgepipe.support.graph import OpGraph
 from edgepipe.support.report import Placement
 
 log = logging.getLogger(__name__)
+
+#: Environment variable that sets every vendor compiler's time limit (seconds).
+TIMEOUT_VARIABLE = "EDGEPIPE_TOOLCHAIN_TIMEOUT_S"
 
 CompileStatus = Literal["compiled", "compile_failed", "failed", "not installed"]
 #: Results the compiler itself decided (not a timeout or a broken environment): the same again for the same input.
@@ -83,7 +87,24 @@ class Toolchain(ABC):
     install_command: ClassVar[str]
     #: option name (as written in a profile's ``vendor_tool``) -> what it sets.
     options: ClassVar[dict[str, str]] = {}
+    #: The adapter's time limit (s); :data:`TIMEOUT_VARIABLE` overrides it (:meth:`limit_s`).
     timeout_s: ClassVar[float] = 900.0
+
+    def limit_s(self) -> float:
+        """How long one run of this tool may take (s): :data:`TIMEOUT_VARIABLE` when set, else ``timeout_s``. A
+        graph a tool needs longer on (Vela's tensor allocator on a long audio model) is then a result, not a wait
+        without end."""
+        raw = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+        if not raw:
+            return self.timeout_s
+        try:
+            value = float(raw)
+        except ValueError:
+            value = float("nan")
+        if not value > 0:
+            raise UserError(f"{TIMEOUT_VARIABLE}={raw!r} is not a number of seconds",
+                            fix=f"set it to a positive number (e.g. 3600) or unset it for {self.timeout_s:.0f} s")
+        return value
 
     @abstractmethod
     def version(self) -> str | None:
@@ -156,7 +177,8 @@ class Toolchain(ABC):
         try:
             result = self.compile_impl(model, graph, options, workdir)
         except subprocess.TimeoutExpired:
-            return CompileResult(tool=tool, status="failed", detail=f"timed out after {self.timeout_s:.0f} s")
+            return CompileResult(tool=tool, status="failed", detail=f"timed out after {self.limit_s():g} s "
+                                                                   f"(set {TIMEOUT_VARIABLE} to allow longer)")
         except OSError as exc:  # the tool's executable or environment is broken
             return CompileResult(tool=tool, status="failed", detail=f"{type(exc).__name__}: {exc}")
         log.info("%s: %s %s", result.tool, result.status, result.detail[:200])

@@ -120,7 +120,7 @@ class QnnHtp(Toolchain):
         request = {"model": str(Path(model).resolve()), "run": run,  # the named copy (see compile_impl)
                    "provider_options": {_PROVIDER_KEYS[k]: v for k, v in options.items()}}
         proc = subprocess.run([sys.executable, "-m", "edgepipe.toolchains.qnn_child"], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=self.timeout_s, check=False)
+                              capture_output=True, text=True, timeout=self.limit_s(), check=False)
         lines = proc.stdout.strip().splitlines()
         if proc.returncode != 0 or not lines:
             raise OSError(f"the QNN emulator exited with code {proc.returncode}: "

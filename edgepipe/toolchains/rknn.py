@@ -209,7 +209,7 @@ class Rknn(Toolchain):
         answer_path = workdir / "answer.json"
         request = {**request, "answer": str(answer_path)}
         proc = subprocess.run([str(self.env.python), "-I", str(RUNNER)], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=self.timeout_s, check=False, cwd=workdir,
+                              text=True, timeout=self.limit_s(), check=False, cwd=workdir,
                               env={**os.environ, "RKNN_LOG_LEVEL": "4"})
         if not answer_path.is_file():
             lines = (proc.stdout + proc.stderr).splitlines()

@@ -181,7 +181,7 @@ class Vela(Toolchain):
         where = f"Vela's SRAM staging area of {limit:,} B (its fast-storage allocator needed {used:,} B)"
         try:
             proc = subprocess.run(self.command(model, retry, out), capture_output=True, text=True,
-                                  timeout=self.timeout_s, cwd=out, check=False)
+                                  timeout=self.limit_s(), cwd=out, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:  # the failure stands; only the check is missing
             return (f"; {where}; next step: a memory mode with more SRAM (the check with --arena-cache-size {arena} "
                     f"did not run: {type(exc).__name__})")
@@ -197,7 +197,7 @@ class Vela(Toolchain):
         out = workdir / f"vela-{options.get('accelerator-config', 'default')}"
         out.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(self.command(model, options, out), capture_output=True, text=True,
-                              timeout=self.timeout_s, cwd=out, check=False)
+                              timeout=self.limit_s(), cwd=out, check=False)
         if proc.returncode != 0:  # stderr last: a Python exception's own line ends it, not a warning on stdout
             output = f"{proc.stdout}\n{proc.stderr}"
             rejected = _REJECTED_INPUT.search(output)

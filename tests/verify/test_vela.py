@@ -236,6 +236,36 @@ def test_a_compile_the_tool_did_not_finish_is_run_again(stress_tflite: Path, tmp
     assert _CountingVela.runs == before + 2
 
 
+def test_the_time_limit_comes_from_the_environment_and_its_timeout_says_how_to_raise_it(
+        stress_tflite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edgepipe.errors import UserError
+    from edgepipe.toolchains.base import TIMEOUT_VARIABLE
+
+    assert vela.Vela().limit_s() == vela.Vela.timeout_s == 1800.0
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "0.001")  # a real Vela run that cannot finish in a millisecond
+    result = vela.Vela().compile(stress_tflite, read_graph(stress_tflite), {"accelerator-config": "ethos-u55-128"},
+                                 tmp_path)
+    assert result.status == "failed"
+    assert result.detail == f"timed out after 0.001 s (set {TIMEOUT_VARIABLE} to allow longer)"
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "3600")
+    assert vela.Vela().limit_s() == 3600.0
+    for bad in ("an hour", "0", "-5"):
+        monkeypatch.setenv(TIMEOUT_VARIABLE, bad)
+        with pytest.raises(UserError, match=TIMEOUT_VARIABLE):
+            vela.Vela().limit_s()
+
+
+def test_a_bad_time_limit_is_a_user_error_naming_the_variable(stress_tflite: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from edgepipe.cli import main
+    from edgepipe.errors import ExitCode
+
+    monkeypatch.setenv("EDGEPIPE_TOOLCHAIN_TIMEOUT_S", "soon")
+    assert main(["check", str(stress_tflite), "--target", "ethos-u55", "--verify"]) == ExitCode.USER_ERROR
+    err = capsys.readouterr().err
+    assert "EDGEPIPE_TOOLCHAIN_TIMEOUT_S='soon' is not a number of seconds" in err and "Traceback" not in err
+
+
 @pytest.fixture(scope="module")
 def int64_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from tests.verify.models import int64_ops_tflite, token_embedding_tflite
