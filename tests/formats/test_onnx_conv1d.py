@@ -155,6 +155,19 @@ def test_an_unsqueeze_read_elsewhere_stays() -> None:
     np.testing.assert_allclose(_run(model, x), want, rtol=1e-5, atol=1e-5)
 
 
+def _set_kernel(conv: Any, constants: list[Any], kernel: list[int], pads: list[int]) -> None:
+    """Give the chain's Conv (weights ``c_w``) a ``kernel`` of fresh weights and ``pads``."""
+    from onnx import numpy_helper
+
+    weight = np.random.default_rng(0).normal(0, 1, (FILTERS, CHANNELS, *kernel)).astype(np.float32)
+    constants[0].CopyFrom(numpy_helper.from_array(weight, "c_w"))
+    for attribute in conv.attribute:
+        if attribute.name == "kernel_shape":
+            attribute.ints[:] = kernel
+        if attribute.name == "pads":
+            attribute.ints[:] = pads
+
+
 def _negative(case: str) -> Any:
     """A chain that is not a 1-D convolution over the unit axis, or whose parts are read elsewhere."""
     from onnx import helper, numpy_helper
@@ -162,13 +175,7 @@ def _negative(case: str) -> Any:
     nodes, constants = _conv1d_chain("x", "y", "c", CHANNELS, nwc=False)
     conv = next(n for n in nodes if n.op_type == "Conv")
     if case == "unit axis padded":  # a 3 x k kernel over the padded unit axis
-        weight = np.random.default_rng(0).normal(0, 1, (FILTERS, CHANNELS, 3, 3)).astype(np.float32)
-        constants[0].CopyFrom(numpy_helper.from_array(weight, "c_w"))
-        for a in conv.attribute:
-            if a.name == "kernel_shape":
-                a.ints[:] = [3, 3]
-            if a.name == "pads":
-                a.ints[:] = [1, 1, 1, 1]
+        _set_kernel(conv, constants, [3, 3], [1, 1, 1, 1])
     elif case == "conv output read elsewhere":
         nodes.append(helper.make_node("Identity", ["c_conv"], ["z"], name="also"))
         return _model(nodes, constants, [1, CHANNELS, STEPS]), "z"
@@ -179,13 +186,7 @@ def _negative(case: str) -> Any:
         squeeze = nodes[-1]
         del squeeze.input[1:]
     elif case == "unit axis last":  # Unsqueeze at 3, a k x 1 kernel: a convolution over the H axis
-        weight = np.random.default_rng(0).normal(0, 1, (FILTERS, CHANNELS, 3, 1)).astype(np.float32)
-        constants[0].CopyFrom(numpy_helper.from_array(weight, "c_w"))
-        for a in conv.attribute:
-            if a.name == "kernel_shape":
-                a.ints[:] = [3, 1]
-            if a.name == "pads":
-                a.ints[:] = [1, 0, 1, 0]
+        _set_kernel(conv, constants, [3, 1], [1, 0, 1, 0])
         for name in ("c_uaxes", "c_saxes"):
             next(c for c in constants if c.name == name).CopyFrom(numpy_helper.from_array(np.array([3]), name))
     return _model(nodes, constants, [1, CHANNELS, STEPS]), None
