@@ -264,17 +264,27 @@ def role_of(entry: dict[str, object], target: str) -> str:
     return "tuning" if target in entry.get("tuned_on", []) else str(entry["role"])  # type: ignore[operator]
 
 
+#: Row statuses in which no vendor tool ran on the model: a later row that ran is its first run.
+NOT_RUN = ("no artifact", "not installed", "no tool")
+
+
 def record_first_runs(files: list[Path]) -> list[Row]:
     """Merge the rows of ``files`` (runs of models while still held out, before anyone looked at their
-    disagreements) into FIRST_RUNS; a (model, target) already recorded keeps its first row."""
+    disagreements) into FIRST_RUNS; a (model, target) already recorded keeps its first row, unless no vendor tool
+    ran in it (:data:`NOT_RUN`: no artifact was built) and the new row is the tool's first run on the model."""
     kept = [Row(**r) for r in json.loads(FIRST_RUNS.read_text(encoding="utf-8"))["rows"]] if FIRST_RUNS.exists() else []
-    seen = {(r.model, r.target) for r in kept}
+    where = {(r.model, r.target): i for i, r in enumerate(kept)}
     for path in files:
         for raw in json.loads(path.read_text(encoding="utf-8"))["rows"]:
             row = Row(**raw)
-            if (row.model, row.target) not in seen and row.role == "held_out":
+            key = (row.model, row.target)
+            if row.role != "held_out":
+                continue
+            if key not in where:
+                where[key] = len(kept)
                 kept.append(row)
-                seen.add((row.model, row.target))
+            elif kept[where[key]].status in NOT_RUN and row.status not in NOT_RUN:
+                kept[where[key]] = row
     FIRST_RUNS.write_text(json.dumps({"rows": [asdict(r) for r in kept]}, indent=1), encoding="utf-8")
     return kept
 

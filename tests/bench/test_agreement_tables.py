@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from edgepipe.config import PROJECT_ROOT
 
 BENCHMARKS = PROJECT_ROOT / "benchmarks"
@@ -57,3 +59,24 @@ def test_measuring_needs_the_builds_folder(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "agreement.py")], capture_output=True, text=True,
                           check=False, cwd=tmp_path)
     assert proc.returncode == 2 and "--builds is required unless --render" in proc.stderr
+
+
+def test_a_first_run_is_the_first_row_in_which_the_vendor_tool_ran(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # a held-out model with no TFLite gets "no artifact" rows for Ethos-U; the run once it exports is Vela's first
+    # look at it and is recorded as the first run; a row recorded after that one never replaces it
+    first_runs = tmp_path / "first.json"
+    monkeypatch.setattr(agreement, "FIRST_RUNS", first_runs)
+
+    def rows(*entries: tuple[str, str, int]) -> Path:
+        path = tmp_path / f"run{len(list(tmp_path.glob('run*')))}.json"
+        made = [agreement.Row("m", "held_out", target, status, nodes=agree, compared=agree, agree=agree)
+                for target, status, agree in entries]
+        path.write_text(json.dumps({"rows": [vars(r) for r in made]}))
+        return path
+
+    agreement.record_first_runs([rows(("ethos-u55", "no artifact", 0), ("rk3588", "ran", 5))])
+    agreement.record_first_runs([rows(("ethos-u55", "ran", 12), ("rk3588", "ran", 6))])
+    agreement.record_first_runs([rows(("ethos-u55", "ran", 13))])
+    recorded = {(r["target"], r["status"], r["agree"]) for r in json.loads(first_runs.read_text())["rows"]}
+    assert recorded == {("ethos-u55", "ran", 12), ("rk3588", "ran", 5)}
