@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -171,14 +172,19 @@ class Vela(Toolchain):
         return command
 
     def allocation_next_step(self, model: Path, options: dict[str, str], workdir: Path, used: int,
-                             limit: int) -> str:
+                             limit: int, first_s: float = 0.0) -> str:
         """The next step after a staging-allocation failure, checked by Vela itself: compiling again with an
-        arena cache big enough for what the failed allocation used says whether more SRAM is the whole fix."""
+        arena cache big enough for what the failed allocation used says whether more SRAM is the whole fix. A
+        first compile that took more than half the time limit (``first_s``) is not repeated: the check would
+        likely time out, and the user would wait twice for one answer."""
         arena = retry_arena(used)
+        where = f"Vela's SRAM staging area of {limit:,} B (its fast-storage allocator needed {used:,} B)"
+        if first_s > self.limit_s() / 2:
+            return (f"; {where}; next step: a memory mode with more SRAM (the check with --arena-cache-size {arena} "
+                    f"was not run: this compile took {first_s:.0f} s of the {self.limit_s():g} s limit)")
         retry = {**options, "arena-cache-size": str(arena)}
         out = workdir / f"vela-{options.get('accelerator-config', 'default')}-arena-{arena}"
         out.mkdir(parents=True, exist_ok=True)
-        where = f"Vela's SRAM staging area of {limit:,} B (its fast-storage allocator needed {used:,} B)"
         try:
             proc = subprocess.run(self.command(model, retry, out), capture_output=True, text=True,
                                   timeout=self.limit_s(), cwd=out, check=False)
@@ -196,8 +202,10 @@ class Vela(Toolchain):
         tool = self.label(options)
         out = workdir / f"vela-{options.get('accelerator-config', 'default')}"
         out.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
         proc = subprocess.run(self.command(model, options, out), capture_output=True, text=True,
                               timeout=self.limit_s(), cwd=out, check=False)
+        seconds = time.perf_counter() - start
         if proc.returncode != 0:  # stderr last: a Python exception's own line ends it, not a warning on stdout
             output = f"{proc.stdout}\n{proc.stderr}"
             rejected = _REJECTED_INPUT.search(output)
@@ -207,7 +215,7 @@ class Vela(Toolchain):
             status, detail = failure_status(output)
             shortfall = allocation_shortfall(detail) if status == "compile_failed" else None
             if shortfall is not None:
-                detail += self.allocation_next_step(model, options, workdir, *shortfall)
+                detail += self.allocation_next_step(model, options, workdir, *shortfall, first_s=seconds)
             return CompileResult(tool=tool, status=status, detail=detail)
         cpu = graph_names(parse_cpu_ops(proc.stdout), graph)
         names = {node.name for node in graph.nodes}

