@@ -156,6 +156,7 @@ class Toolchain(ABC):
         compile alike), so a result the compiler decided is kept per process and given again, as a copy, for
         the same bytes, tool version, options and adapter settings.
         """
+        self.limit_s()  # a bad EDGEPIPE_TOOLCHAIN_TIMEOUT_S is an error whether or not this file was compiled before
         tool = self.label(options)
         if not self.available():
             return CompileResult(tool=tool, status="not installed", detail=self.install_command)
