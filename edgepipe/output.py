@@ -61,15 +61,32 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold off SIGINT/SIGTERM (and the stage timeout) for the body: cleanup must not be cut short."""
+    """Hold off SIGINT/SIGTERM (and the stage timeout) for the body: cleanup must not be cut short.
+
+    A signal that arrives meanwhile is recorded and handed to its handler after the body. The handlers are swapped,
+    not the signal mask: a process-directed signal goes to any thread that does not block it (TensorFlow's and ONNX
+    Runtime's threads), and Python then runs the handler in the main thread all the same.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    pending: list[int] = []
+    previous = {sig: signal.signal(sig, lambda number, _frame: pending.append(number)) for sig in _SIGNALS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if pending:
+            _deliver(pending[0], previous[signal.Signals(pending[0])])
+
+
+def _deliver(sig: int, handler: object) -> None:
+    """Do what ``handler`` (as :func:`signal.signal` returned it) does for ``sig`` now."""
+    if callable(handler):
+        handler(sig, None)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(sig)
 
 
 def write_error(exc: BaseException, final: Path) -> UserError | None:
@@ -100,16 +117,21 @@ class StagingFolder:
 
     def __enter__(self) -> StagingFolder:
         check_writable(self.final.parent)
-        with signals_deferred():  # an interrupt here would leave a folder no __exit__ removes
-            self._created = _missing_parents(self.final.parent)
-            try:
-                self.path = self._make_temporary()
-            except OSError as exc:
+        try:
+            with signals_deferred():  # an interrupt here would leave a folder no __exit__ removes
+                self._created = _missing_parents(self.final.parent)
+                try:
+                    self.path = self._make_temporary()
+                except OSError as exc:
+                    self._clean_up()
+                    raise write_error(exc, self.final) or exc from None
+                umask = os.umask(0)
+                os.umask(umask)
+                self.path.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final folder should not be
+        except BaseException:  # an interrupt held off above is raised as it is let through, still in __enter__,
+            with signals_deferred():  # so no __exit__ follows: the folder just made goes now
                 self._clean_up()
-                raise write_error(exc, self.final) or exc from None
-            umask = os.umask(0)
-            os.umask(umask)
-            self.path.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final folder should not be
+            raise
         return self
 
     def _make_temporary(self) -> Path:

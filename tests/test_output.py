@@ -56,3 +56,25 @@ def test_unwritable_output_is_a_user_error(tmp_path: Path) -> None:
                 check_writable(locked / "out")
     finally:
         locked.chmod(0o700)
+
+
+def test_an_interrupt_held_off_while_the_folder_is_made_leaves_nothing(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the full test run under load sent SIGINT while __enter__ held signals off: it was raised as they were let
+    # through, still inside __enter__, so no __exit__ ran and the staging folder stayed (tests/corpus/test_faults.py)
+    import os
+    import signal
+
+    made = StagingFolder._make_temporary
+
+    def make_then_interrupt(self: StagingFolder) -> Path:
+        path = made(self)
+        os.kill(os.getpid(), signal.SIGINT)  # pending: __enter__ holds it off until the folder is ready
+        return path
+
+    monkeypatch.setattr(StagingFolder, "_make_temporary", make_then_interrupt)
+    final = tmp_path / "new" / "out"
+    with pytest.raises(KeyboardInterrupt):
+        with StagingFolder(final):
+            raise AssertionError("the body must not run")
+    assert list(tmp_path.iterdir()) == []
