@@ -117,6 +117,7 @@ class StagingFolder:
 
     def __enter__(self) -> StagingFolder:
         check_writable(self.final.parent)
+        ready = False
         try:
             with signals_deferred():  # an interrupt here would leave a folder no __exit__ removes
                 self._created = _missing_parents(self.final.parent)
@@ -128,10 +129,11 @@ class StagingFolder:
                 umask = os.umask(0)
                 os.umask(umask)
                 self.path.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; the final folder should not be
-        except BaseException:  # an interrupt held off above is raised as it is let through, still in __enter__,
-            with signals_deferred():  # so no __exit__ follows: the folder just made goes now
-                self._clean_up()
-            raise
+            ready = True
+        finally:  # an interrupt held off above is raised as it is let through, still in __enter__, so no
+            if not ready:  # __exit__ follows: the folder just made goes now
+                with signals_deferred():
+                    self._clean_up()
         return self
 
     def _make_temporary(self) -> Path:
