@@ -19,7 +19,8 @@ def check_artifact(artifact: Artifact, source: Signature) -> None:
             signature = runner.signature
     except Exception as exc:  # noqa: BLE001 - whatever the runtime says, report it as the stage's failure
         raise StageError(f"{artifact.key} does not load in its runtime: {exc}") from exc
-    if len(signature.inputs) != len(source.inputs) or len(signature.outputs) != len(source.outputs):
+    fewest = len(source.outputs) - len(source.constant_outputs)  # constant outputs may be left out by a converter
+    if len(signature.inputs) != len(source.inputs) or not fewest <= len(signature.outputs) <= len(source.outputs):
         raise StageError(f"{artifact.key} has {len(signature.inputs)} inputs / {len(signature.outputs)} outputs, "
                          f"the source model {len(source.inputs)} / {len(source.outputs)}")
     for got, want in zip(signature.inputs, source.inputs):

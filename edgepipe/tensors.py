@@ -35,3 +35,6 @@ class Signature:
 
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    #: Outputs whose values follow from the input shapes alone (constants once those are fixed): a converter may
+    #: leave them out (:mod:`edgepipe.load.onnx_constant_outputs`).
+    constant_outputs: tuple[str, ...] = ()

@@ -65,7 +65,7 @@ def test_an_interrupt_held_off_while_the_folder_is_made_leaves_nothing(tmp_path:
     import os
     import signal
 
-    made = StagingFolder._make_temporary
+    made = StagingFolder._make_temporary  # noqa: SLF001 - the step an interrupt is let through after
 
     def make_then_interrupt(self: StagingFolder) -> Path:
         path = made(self)

@@ -19,6 +19,8 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
   so are Slices that reverse a whole axis (:mod:`edgepipe.export.onnx_reverse_slices`): onnx2tf gets them wrong;
   and Conv1Ds written as 2-D Convs over an inserted unit axis (tf2onnx's and Paddle's Unsqueeze -> Conv -> Squeeze,
   :mod:`edgepipe.export.onnx_conv1d`) are folded into 1-D Convs: onnx2tf fails on them.
+- ONNX Runtime's fused contrib ops (FusedConv, FusedGemm, FusedMatMul) are expanded into standard ops
+  (:mod:`edgepipe.export.onnx_fused_contrib`): onnx2tf's shape estimation skips a graph holding them.
 - LSTMs without initial states get explicit zero ones (:mod:`edgepipe.export.onnx_lstm_states`): onnx2tf fails
   on them. edgepipe then runs onnxsim itself, and onnx2tf does not (``-nuo``): it would drop the zeros again.
 - With ``unroll`` (the export stage's second try when onnx2tf's own conversion of a recurrent model failed)
@@ -170,20 +172,23 @@ def discard(float_path: Path) -> None:
 
 
 def _exact_rewrites(path: Path) -> None:
-    """Rewrite the padded MaxPools, the reversing Slices and the unit-axis Conv1D chains of the ONNX file at ``path``
-    (onnx2tf's private copy) so that onnx2tf converts them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`,
-    :mod:`edgepipe.export.onnx_reverse_slices`, :mod:`edgepipe.export.onnx_conv1d`)."""
+    """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains and ONNX Runtime's fused
+    contrib ops of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts them exactly
+    (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
+    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`)."""
     import onnx
 
     from edgepipe.export.onnx_conv1d import fold_conv1d_chains
+    from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
     from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
+    fused = expand_fused_contrib_ops(model)  # first: the rewrites below infer shapes, which needs standard ops
     pools, slices, convs = exact_max_pools(model), reverse_slices_as_gathers(model), fold_conv1d_chains(model)
-    if pools or slices or convs:
-        log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s) and %d unit-axis Conv1D(s) of %s for onnx2tf",
-                 pools, slices, convs, path.name)
+    if pools or slices or convs or fused:
+        log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s) and %d fused "
+                 "contrib op(s) of %s for onnx2tf", pools, slices, convs, fused, path.name)
         onnx.save(model, str(path))
 
 

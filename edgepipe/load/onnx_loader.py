@@ -55,7 +55,10 @@ def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[
     from edgepipe.load.onnx_checks import check_opens_in_onnxruntime
 
     check_opens_in_onnxruntime(model, path)  # else the build's first ONNX Runtime session fails with exit 3
+    from edgepipe.load.onnx_constant_outputs import shape_only_outputs
+
     initializers = {init.name for init in model.graph.initializer}
-    signature = Signature(inputs=_specs(model.graph.input, initializers),
-                          outputs=_specs(model.graph.output, set()))
+    inputs = _specs(model.graph.input, initializers)
+    signature = Signature(inputs=inputs, outputs=_specs(model.graph.output, set()),
+                          constant_outputs=shape_only_outputs(model) if all(s.is_static for s in inputs) else ())
     return model, signature

@@ -15,11 +15,13 @@ from edgepipe.runtimes import open_runner
 
 
 class ModelOutputs:
-    """Every output of one artifact over a dataset: names, and one sample-major array per output."""
+    """Every output of one artifact over a dataset: names, one sample-major array per output, and the outputs that
+    are constants of the model (they follow from its input shapes alone; a converter may leave them out)."""
 
-    def __init__(self, names: list[str], arrays: list[np.ndarray]):
+    def __init__(self, names: list[str], arrays: list[np.ndarray], constant: tuple[str, ...] = ()):
         self.names = names
         self.arrays = arrays
+        self.constant = constant
 
     def described(self) -> list[tuple[str, int]]:
         return [(name, array.size) for name, array in zip(self.names, self.arrays)]
@@ -27,11 +29,17 @@ class ModelOutputs:
     def agreements(self, got: ModelOutputs) -> tuple[list[OutputAgreement], list[str]]:
         """Each of these (reference) outputs against ``got``'s output of the same name, else of the same position
         or size (:func:`match_outputs`: a converter or quantizer may reorder outputs); and the names of the
-        reference outputs ``got`` has no match for."""
+        reference outputs ``got`` has no match for (:meth:`missing`)."""
         pairs = match_outputs(self.described(), got.described())
-        matched = {i for i, _ in pairs}
         return ([compare_outputs(self.names[i], self.arrays[i], got.arrays[j]) for i, j in pairs],
-                [n for i, n in enumerate(self.names) if i not in matched])
+                self.missing(got, pairs))
+
+    def missing(self, got: ModelOutputs, pairs: list[tuple[int, int]]) -> list[str]:
+        """The names of these (reference) outputs left unpaired in ``pairs`` with ``got``'s, but for constants of
+        the model when ``got`` has fewer outputs by at most their number (a converter folded and dropped them)."""
+        matched = {i for i, _ in pairs}
+        tolerated = set(self.constant) if 0 < len(self.names) - len(got.names) <= len(self.constant) else set()
+        return [n for i, n in enumerate(self.names) if i not in matched and n not in tolerated]
 
 
 def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> ModelOutputs:
@@ -42,7 +50,19 @@ def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> Model
     arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0
                               else np.asarray(outs[i], np.float32) for outs in per_sample])
               for i in range(len(names))]
-    return ModelOutputs(names, arrays)
+    return ModelOutputs(names, arrays, constant_outputs(path))
+
+
+def constant_outputs(path: Path) -> tuple[str, ...]:
+    """The outputs of the ONNX model at ``path`` that are constants (:mod:`edgepipe.load.onnx_constant_outputs`);
+    none for other formats."""
+    if path.suffix != ".onnx":
+        return ()
+    import onnx
+
+    from edgepipe.load.onnx_constant_outputs import shape_only_outputs
+
+    return shape_only_outputs(onnx.load(str(path), load_external_data=False))
 
 
 def reference_of(artifacts: list[Artifact]) -> Artifact | None:

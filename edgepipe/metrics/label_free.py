@@ -154,17 +154,28 @@ def match_outputs(reference: Sequence[tuple[str, int]], candidate: Sequence[tupl
     """Pairs ``(reference index, candidate index)`` of outputs given as ``(name, size)``.
 
     By name when every reference name is among the candidate's; else by position when the
-    sizes agree; else each reference output with the one candidate output of its size.
-    Outputs that cannot be paired are left out.
+    sizes agree; else each reference output with the one candidate output of its size, and outputs
+    that share a size with others in the order both models declare them (MarbleNet's two [1, 51, 1]
+    scores, renamed by onnx2tf, beside a constant it left out). Outputs that cannot be paired are
+    left out.
     """
     cand_names = {name: i for i, (name, _) in enumerate(candidate)}
     if all(name in cand_names for name, _ in reference):
         return [(i, cand_names[name]) for i, (name, _) in enumerate(reference)]
     if len(reference) == len(candidate) and all(r[1] == c[1] for r, c in zip(reference, candidate)):
         return [(i, i) for i in range(len(reference))]
-    pairs = []
+    pairs, shared = [], []
+    reference_sizes = [size for _, size in reference]
     for i, (_, size) in enumerate(reference):
         same = [j for j, (_, other) in enumerate(candidate) if other == size]
-        if len(same) == 1:
+        if len(same) == 1 and reference_sizes.count(size) == 1:
             pairs.append((i, same[0]))
-    return pairs
+        elif same:
+            shared.append(i)
+    used = {j for _, j in pairs}
+    for i in shared:
+        j = next((j for j, (_, other) in enumerate(candidate) if other == reference[i][1] and j not in used), None)
+        if j is not None:
+            pairs.append((i, j))
+            used.add(j)
+    return sorted(pairs)

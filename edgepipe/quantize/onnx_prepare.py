@@ -237,6 +237,23 @@ def _raised_in_symbolic_inference(exc: BaseException) -> bool:
     return bool(frames) and frames[-1].filename.endswith("symbolic_shape_infer.py")
 
 
+def _standard_ops(float_path: Path, scratch: Path) -> tuple[str, int]:
+    """The file the quantizer pre-processes: ``float_path`` itself, or a copy in ``scratch`` with ONNX Runtime's
+    fused contrib ops expanded (:mod:`edgepipe.export.onnx_fused_contrib`: ORT's shape inference and quantizer do
+    not know them); and how many were expanded."""
+    import onnx
+
+    from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
+
+    model = onnx.load(str(float_path))
+    expanded = expand_fused_contrib_ops(model)
+    if not expanded:
+        return str(float_path), 0
+    copy = scratch / float_path.name
+    onnx.save(model, str(copy))
+    return str(copy), expanded
+
+
 def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray]] | None = None) -> PreparedOnnx:
     """``quant_pre_process`` of ``float_path``, then the fixes above; written to ``out_path`` (cached).
 
@@ -250,20 +267,24 @@ def prepare_onnx(float_path: Path, out_path: Path, samples: list[list[np.ndarray
         cached = json.loads(sidecar.read_text(encoding="utf-8"))
         return PreparedOnnx(out_path, cached["opset"], cached["per_channel"], cached["notes"])
     processed = out_path.with_name(out_path.stem + "_ort.onnx").resolve()
-    source = str(float_path.resolve())
+    float_path = float_path.resolve()  # before the chdir below
     notes = []
-    try:
-        # ORT saves its partial result (sym_shape_infer_temp.onnx + a <uuid>.data file) into the current folder
-        # when its symbolic shape inference gives up: run it from a scratch folder so the user's folder stays clean.
-        with tempfile.TemporaryDirectory(prefix="edgepipe-ort-") as scratch, contextlib.chdir(scratch):
+    # ORT saves its partial result (sym_shape_infer_temp.onnx + a <uuid>.data file) into the current folder when its
+    # symbolic shape inference gives up: run it from a scratch folder so the user's folder stays clean.
+    with tempfile.TemporaryDirectory(prefix="edgepipe-ort-") as scratch, contextlib.chdir(scratch):
+        source, expanded = _standard_ops(float_path, Path(scratch))
+        if expanded:
+            notes.append(f"{expanded} ONNX Runtime fused op(s) (com.microsoft FusedConv/FusedGemm/FusedMatMul) "
+                         "expanded into the standard ops they compute, so that they are quantized")
+        try:
             quant_pre_process(source, str(processed), skip_symbolic_shape=False)
-    except Exception as exc:  # noqa: BLE001 - ORT's symbolic shape inference raises a bare Exception or asserts
-        if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc) \
-                and not _raised_in_symbolic_inference(exc):
-            raise  # anything else is not the shape-inference gap this works around
-        quant_pre_process(source, str(processed), skip_symbolic_shape=True)
-        notes.append(f"ONNX Runtime's symbolic shape inference failed on this graph ({type(exc).__name__} in "
-                     "symbolic_shape_infer); pre-processed with ONNX shape inference only")
+        except Exception as exc:  # noqa: BLE001 - ORT's symbolic shape inference raises a bare Exception or asserts
+            if not isinstance(exc, AssertionError) and "symbolic shape inference" not in str(exc) \
+                    and not _raised_in_symbolic_inference(exc):
+                raise  # anything else is not the shape-inference gap this works around
+            quant_pre_process(source, str(processed), skip_symbolic_shape=True)
+            notes.append(f"ONNX Runtime's symbolic shape inference failed on this graph ({type(exc).__name__} in "
+                         "symbolic_shape_infer); pre-processed with ONNX shape inference only")
     model = onnx.load(str(processed))
     if default_opset(model) < PER_CHANNEL_OPSET:
         model, note = upgrade_opset(model, samples or synthetic_samples(model))

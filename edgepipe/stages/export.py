@@ -134,6 +134,7 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
                                        unroll=attempt.unroll, approximate=attempt.approximate)
                 _check_same_inputs(tflite_path, inputs)
                 _check_same_function(onnx_path, tflite_path, inputs)
+            stages.annotate("export", _constants_left_out(tflite_path, inputs))
             return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
         except ConversionError as exc:
             failure = onnx2tf_failure(f"TFLite conversion failed: {exc}")
@@ -197,6 +198,21 @@ def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
         assert inputs.calibration is not None
         with contained(LITERT):
             runner.infer(next(inputs.calibration.samples()))
+
+
+def _constants_left_out(tflite_path: Path, inputs: BuildInputs) -> str:
+    """The note that the TFLite at ``tflite_path`` leaves out outputs of the model that are constants (onnx2tf folds
+    them away), naming them; empty when it has every output."""
+    from edgepipe.runtimes import open_runner
+
+    with open_runner(tflite_path) as runner:
+        count = len(runner.signature.outputs)
+    constant = inputs.model.signature.constant_outputs
+    left_out = len(inputs.model.signature.outputs) - count
+    if left_out <= 0 or not constant:
+        return ""
+    return (f"the TFLite has {count} of the model's {count + left_out} outputs: onnx2tf left out constants among "
+            f"{', '.join(constant)} (their values follow from the fixed input shapes alone; an app computes them)")
 
 
 def _check_same_function(onnx_path: Path, tflite_path: Path, inputs: BuildInputs) -> None:

@@ -51,6 +51,19 @@ def assignment(session: ort.InferenceSession) -> list[list[str]]:
             for node in subgraph.get_nodes()]
 
 
+#: numpy dtypes of ONNX Runtime's input type names; int64 for anything else (token ids).
+FEED_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+               "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(int16)": np.int16,
+               "tensor(uint16)": np.uint16, "tensor(int32)": np.int32, "tensor(uint32)": np.uint32,
+               "tensor(bool)": np.bool_}
+
+
+def feed_dtype(ort_type: str) -> Any:
+    """The numpy dtype of an input ONNX Runtime declares as ``ort_type`` (e.g. 'tensor(int16)': MarbleNet's audio
+    was fed as int64 and the run failed)."""
+    return FEED_DTYPES.get(ort_type, np.int64)
+
+
 def compare_outputs(model: Path, session: ort.InferenceSession) -> dict[str, float]:
     """Largest absolute and relative difference between HTP-emulator and CPU outputs on one seeded input."""
     cpu = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
@@ -58,7 +71,8 @@ def compare_outputs(model: Path, session: ort.InferenceSession) -> dict[str, flo
     feeds = {}
     for inp in cpu.get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in inp.shape]
-        feeds[inp.name] = rng.random(shape, dtype=np.float32) if "float" in inp.type else np.zeros(shape, np.int64)
+        feeds[inp.name] = (rng.random(shape, dtype=np.float32).astype(feed_dtype(inp.type)) if "float" in inp.type
+                           else np.zeros(shape, feed_dtype(inp.type)))
     ours, theirs = cpu.run(None, feeds), session.run(None, feeds)
     diff = max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
                for a, b in zip(ours, theirs, strict=True))

@@ -62,6 +62,28 @@ def test_match_outputs_by_name_then_position_then_size() -> None:
     assert match_outputs([("a", 4)], [("x", 5)]) == []
 
 
+def test_outputs_sharing_a_size_pair_in_declared_order_when_one_was_left_out() -> None:
+    """MarbleNet: two [1, 51, 1] scores renamed by onnx2tf, its constant signal length left out."""
+    reference = [("score_silence", 51), ("score_active", 51), ("signal_len", 1)]
+    assert match_outputs(reference, [("Identity", 51), ("Identity_1", 51)]) == [(0, 0), (1, 1)]
+    assert match_outputs(reference, [("Identity", 1), ("Identity_1", 51)]) == [(0, 1), (2, 0)]
+
+
+def test_only_constant_outputs_may_be_missing_and_only_when_the_candidate_has_fewer() -> None:
+    from edgepipe.metrics.compare import ModelOutputs
+
+    scores = [np.ones((4, 51)), np.zeros((4, 51))]
+    reference = ModelOutputs(["silence", "active", "signal_len"], [*scores, np.full((4, 1), 50.0)],
+                             constant=("signal_len",))
+    converted = ModelOutputs(["Identity", "Identity_1"], scores)
+    agreements, missing = reference.agreements(converted)
+    assert [a.output for a in agreements] == ["silence", "active"] and missing == []
+    not_constant = ModelOutputs(reference.names, reference.arrays)
+    assert not_constant.agreements(converted)[1] == ["signal_len"]
+    renamed = ModelOutputs(["Identity", "Identity_1", "other"], [*scores, np.full((4, 2), 50.0)])
+    assert reference.agreements(renamed)[1] == ["signal_len"]  # present but unmatched: not a left-out constant
+
+
 def test_thresholds_name_each_failure() -> None:
     agreement = compare_outputs("score", np.ones((4, 1)), np.full((4, 1), 0.5))
     assert Thresholds(min_cosine=0.99).failures(agreement) == []  # same direction: cosine 1

@@ -32,6 +32,14 @@ def test_dtypes(tmp_path: Path) -> None:
     assert verdict("dtypes", node, graph, ["float32"])[0]
 
 
+def test_dtypes_not_in(tmp_path: Path) -> None:
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4], dtype=TensorProto.INT16)
+    ok, detail = verdict("dtypes_not_in", node, graph, ["int8", "int16"])
+    assert not ok and detail == "Relu feature map 'x0' is int16"
+    node, graph = single(tmp_path, "Relu", [[1, 4]], [1, 4])
+    assert verdict("dtypes_not_in", node, graph, ["int8", "int16"]) == (True, "dtypes ok")
+
+
 def test_weight_dtypes(probe_graphs: dict[str, OpGraph]) -> None:
     float_conv, int8_conv = probe_graphs["float"].nodes[0], probe_graphs["int8"].nodes[0]
     ok, detail = verdict("weight_dtypes", float_conv, probe_graphs["float"], ["int8"])

@@ -433,3 +433,38 @@ def test_weight_dequantize_of_a_gemm_adding_a_feature_map_runs_on_the_cpu(tmp_pa
     assert result.agree == result.compared == report.nodes, result.disagreements
     expected = {"QuantizeLinear": 1, **({} if form == "constant_bias" else {"DequantizeLinear": 1})}
     assert report.cpu_ops == expected
+
+
+def _cast_onnx(path: Path, source: int, inside: bool) -> Path:
+    """A graph input of dtype ``source`` cast to float (after an Add of its own dtype with ``inside``), then doubled."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    numpy_type = helper.tensor_dtype_to_np_dtype(source)
+    nodes = [helper.make_node("Add", ["x", "one"], ["x1"], name="add")] if inside else []
+    nodes += [helper.make_node("Cast", ["x1" if inside else "x"], ["f"], to=TensorProto.FLOAT, name="cast"),
+              helper.make_node("Mul", ["f", "two"], ["y"], name="mul")]
+    graph = helper.make_graph(nodes, "cast", [helper.make_tensor_value_info("x", source, [1, 1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 16])],
+                              [numpy_helper.from_array(np.array(2, np.float32), "two"),
+                               numpy_helper.from_array(np.array(1, numpy_type), "one")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize(("source", "inside", "cast"), [
+    (onnx.TensorProto.INT16, False, "cpu"), (onnx.TensorProto.INT16, True, "cpu"),
+    (onnx.TensorProto.UINT16, False, "cpu"), (onnx.TensorProto.INT8, False, "cpu"),
+    (onnx.TensorProto.INT32, True, "accelerator"), (onnx.TensorProto.UINT8, False, "accelerator")])
+def test_a_cast_of_int16_data_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path, source: int,
+                                                                              inside: bool, cast: str) -> None:
+    """NVIDIA MarbleNet (held out): its int16 audio's Cast ran on the CPU where edgepipe said accelerator; the
+    emulator's output run, fed int64 zeros for that int16 input, failed. Probed: a Cast reading (or writing)
+    int8, int16 or uint16 runs on the CPU, one reading int32 or uint8 on the HTP; so does an Add of raw int16
+    data, one of int32 on the HTP."""
+    model = _cast_onnx(tmp_path / "cast.onnx", source, inside)
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    assert {v.name: v.placement for v in report.node_verdicts}["cast"] == cast
+    assert "run_error" not in result.extra, result.extra

@@ -23,6 +23,17 @@ def dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
 
 
 @constraint
+def dtypes_not_in(node: OpNode, graph: OpGraph, refused: list[str]) -> Verdict:
+    """No feature map (non-constant input or output) has a dtype in {param}: the QNN HTP emulator runs a Cast that
+    reads or writes int8, int16 or uint16 on the CPU (MarbleNet's int16 audio; probed from graph inputs and
+    inside the graph), one of int32, uint8, bool or float16 on the HTP."""
+    bad = [t for t in _fmaps(node) if t.dtype in refused]
+    if bad:
+        return False, f"{node.op} feature map '{bad[0].name}' is {bad[0].dtype}"
+    return True, "dtypes ok"
+
+
+@constraint
 def weight_dtypes(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
     """Constant weights (the second input) have a dtype in {param}."""
     if len(node.inputs) < 2 or not node.inputs[1].constant:
