@@ -126,7 +126,7 @@ def _int16_overrides(model: Any, nodes: tuple[str, ...]) -> dict[str, list[dict[
     initializers = {init.name for init in model.graph.initializer}
     tensors = {t for n in model.graph.node if n.name in nodes for t in (*n.input, *n.output)
                if t and t not in initializers}
-    return {t: [{"quant_type": QuantType.QInt16}] for t in sorted(tensors)}
+    return {t: [{"quant_type": QuantType.QUInt16}] for t in sorted(tensors)}
 
 
 def ranges_cache(prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> Path:
@@ -197,7 +197,7 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     if recipe.keep_float and not only_nodes:
         return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo)
     model = onnx.load(str(prepared))
-    activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QInt16
+    activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QUInt16
     extra: dict[str, Any] = {
         "ActivationSymmetric": recipe.symmetric_activations,
         "WeightSymmetric": True,

@@ -420,6 +420,42 @@ def test_int32_dequantize_only_as_bias(tmp_path: Path) -> None:
     assert verdict("int32_dequantize_only_as_bias", *_dq_int32(tmp_path, "Conv"), ["Conv", "Gemm"])[0]
 
 
+@pytest.mark.parametrize(("group", "stored", "ok"), [(4, "int16", False), (4, "uint16", True), (1, "int16", True)])
+def test_grouped_input_not_dequantized_from(tmp_path: Path, group: int, stored: str, ok: bool) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    dq = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"], name="dq")
+    conv = helper.make_node("Conv", ["xf", "w"], ["y"], name="conv", kernel_shape=[3], pads=[1, 1], group=group)
+    dtype = {"int16": TensorProto.INT16, "uint16": TensorProto.UINT16}[stored]
+    consts = {"s": np.array(0.1, np.float32), "z": np.array(0, np.dtype(stored)),
+              "w": np.ones((4, 4 // group, 3), np.float32)}
+    graph = onnx_graph(tmp_path, [dq, conv], {"x": ([1, 4, 8], dtype)}, {"y": ([1, 4, 8], FLOAT)}, consts)
+    verdict_ = verdict("grouped_input_not_dequantized_from", graph.nodes[1], graph, ["int16"])
+    assert verdict_ == ((True, "not grouped" if group == 1 else "input ok") if ok else
+                        (False, "Conv (group 4) reads 'xf' dequantized from int16"))
+
+
+@pytest.mark.parametrize(("activation", "left", "ok"), [("uint16", True, False), ("int8", True, True),
+                                                     ("uint16", False, True)])
+def test_per_channel_not_matmul_a_beside(tmp_path: Path, activation: str, left: bool, ok: bool) -> None:
+    from onnx import helper
+
+    from tests.support.graphs import onnx_graph
+
+    wdq = helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], name="wdq", axis=1)
+    xdq = helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"], name="xdq")
+    mm = helper.make_node("MatMul", ["w", "xf"] if left else ["xf", "w"], ["y"], name="mm")
+    dtype = {"uint16": TensorProto.UINT16, "int8": TensorProto.INT8}[activation]
+    consts = {"wq": np.ones((4, 4), np.int8), "ws": np.full(4, 0.1, np.float32), "wz": np.zeros(4, np.int8),
+              "xs": np.array(0.1, np.float32), "xz": np.array(0, np.dtype(activation))}
+    graph = onnx_graph(tmp_path, [wdq, xdq, mm], {"x": ([4, 4], dtype)}, {"y": ([4, 4], FLOAT)}, consts)
+    result = verdict("per_channel_not_matmul_a_beside", graph.nodes[0], graph, ["uint8", "uint16"])
+    assert result == ((True, "not beside such a MatMul") if ok else
+                      (False, "per-channel weights into MatMul 'mm' beside an activation dequantized from uint16"))
+
+
 def test_no_int32_dequantized_params(tmp_path: Path) -> None:
     from onnx import helper
 

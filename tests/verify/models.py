@@ -40,8 +40,9 @@ def variable_tflite(path: Path, int8_state: bool = True) -> Path:
     return path
 
 
-def qdq_onnx(float_path: Path, out: Path, input_shape: tuple[int, ...]) -> Path:
-    """QDQ int8 (per-channel symmetric weights) of ``float_path`` through edgepipe's pre-processing."""
+def qdq_onnx(float_path: Path, out: Path, input_shape: tuple[int, ...], activations: str = "QInt8") -> Path:
+    """QDQ int8 (per-channel symmetric weights) of ``float_path`` through edgepipe's pre-processing, activations of
+    ONNX Runtime's ``QuantType`` named ``activations``."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -60,7 +61,7 @@ def qdq_onnx(float_path: Path, out: Path, input_shape: tuple[int, ...]) -> Path:
             return next(self.samples, None)
 
     quantize_static(str(prepared), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    activation_type=getattr(QuantType, activations), weight_type=QuantType.QInt8,
                     extra_options={"WeightSymmetric": True})
     return out
 

@@ -468,3 +468,30 @@ def test_a_cast_of_int16_data_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_
     assert result.agree == result.compared == report.nodes, result.disagreements
     assert {v.name: v.placement for v in report.node_verdicts}["cast"] == cast
     assert "run_error" not in result.extra, result.extra
+
+
+def _constant_left_matmul_onnx(path: Path) -> Path:
+    """MarbleNet's mel filterbank: a constant [1, 80, 257] matrix times the [1, 257, 51] input."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.random.default_rng(0).random((1, 80, 257)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["w", "x"], ["y"], name="mm")], "mel",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 257, 51])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 80, 51])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize(("activations", "weights"), [("QUInt16", "cpu"), ("QUInt8", "cpu"),
+                                                      ("QInt8", "accelerator")])
+def test_per_channel_weights_left_of_a_matmul_beside_unsigned_activations_dequantize_on_the_cpu(
+        tmp_path: Path, activations: str, weights: str) -> None:
+    """NVIDIA MarbleNet (held out), a16w8: the mel filterbank's per-channel DequantizeLinear ran on the CPU where
+    edgepipe said accelerator; with signed int8 activations it joins the MatMul's node unit (probed)."""
+    model = qdq_onnx(_constant_left_matmul_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 257, 51), activations)
+    report, result = _verify(model, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+    placed = {v.name: v.placement for v in report.node_verdicts}
+    assert placed["w_DequantizeLinear"] == weights and placed["mm"] == "accelerator"

@@ -161,6 +161,44 @@ def no_int32_dequantized_params(node: OpNode, graph: OpGraph, required: bool) ->
     return True, "parameters ok"
 
 
+@constraint
+def grouped_input_not_dequantized_from(node: OpNode, graph: OpGraph, refused: list[str]) -> Verdict:
+    """A grouped (depthwise) Conv does not read a feature map dequantized from {param}: with signed int16
+    activations ONNX Runtime's NHWC layout transformation for the QNN EP fails the whole session ("was inserted
+    using the NHWC format ... but was not selected by that EP"); uint16 activations, and int16 ones into a Conv
+    with group 1, compile (probed; NVIDIA MarbleNet's a16w8 model failed so)."""
+    if int(node.attrs.get("group", 1) or 1) <= 1 or not node.inputs:
+        return True, "not grouped"
+    source = graph.producers().get(node.inputs[0].name)
+    writer = graph.nodes[source] if source is not None else None
+    if writer is not None and writer.op == "DequantizeLinear" and writer.inputs and writer.inputs[0].dtype in refused:
+        return False, f"{node.op} (group {node.attrs.get('group')}) reads '{node.inputs[0].name}' dequantized from " \
+                      f"{writer.inputs[0].dtype}"
+    return True, "input ok"
+
+
+@constraint
+def per_channel_not_matmul_a_beside(node: OpNode, graph: OpGraph, refused: list[str]) -> Verdict:
+    """A per-channel DequantizeLinear (of constant weights) is not the first input of a MatMul whose other input is
+    dequantized from {param}: the QNN HTP emulator leaves such a DequantizeLinear out of the MatMul's node unit
+    and runs it on the CPU, the MatMul on the HTP (MarbleNet's mel filterbank [1, 80, 257] @ power spectrum with
+    uint16 activations; probed: with int8 or int16 activations, per-tensor weights, or the weights as the second
+    input, it joins the node unit)."""
+    if len(node.inputs) < 2 or node.inputs[1].elements <= 1:
+        return True, "per-tensor"
+    producers = graph.producers()
+    for reader in (graph.nodes[i] for i in graph.consumers().get(node.outputs[0].name, [])):
+        if reader.op != "MatMul" or len(reader.inputs) < 2 or reader.inputs[0].name != node.outputs[0].name:
+            continue
+        source = producers.get(reader.inputs[1].name)
+        writer = graph.nodes[source] if source is not None else None
+        if writer is not None and writer.op == "DequantizeLinear" and writer.inputs and \
+                writer.inputs[0].dtype in refused:
+            return False, (f"per-channel weights into MatMul '{reader.name}' beside an activation dequantized from "
+                           f"{writer.inputs[0].dtype}")
+    return True, "not beside such a MatMul"
+
+
 _TRANSPARENT = {"QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Add", "Mul", "Sub", "Sigmoid", "Tanh",
                 "LeakyRelu", "HardSwish", "HardSigmoid", "Sum"}
 
