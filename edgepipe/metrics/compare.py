@@ -18,10 +18,19 @@ class ModelOutputs:
     """Every output of one artifact over a dataset: names, one sample-major array per output, and the outputs that
     are constants of the model (they follow from its input shapes alone; a converter may leave them out)."""
 
-    def __init__(self, names: list[str], arrays: list[np.ndarray], constant: tuple[str, ...] = ()):
+    def __init__(self, names: list[str], arrays: list[np.ndarray], constant: tuple[str, ...] | None = None,
+                 source: Path | None = None):
         self.names = names
         self.arrays = arrays
-        self.constant = constant
+        self._constant = constant
+        self._source = source  # the model file, read for its constant outputs only when one is missing (rare)
+
+    @property
+    def constant(self) -> tuple[str, ...]:
+        """The outputs that are constants of the model (:func:`constant_outputs` of its file, found on first use)."""
+        if self._constant is None:
+            self._constant = constant_outputs(self._source) if self._source is not None else ()
+        return self._constant
 
     def described(self) -> list[tuple[str, int]]:
         return [(name, array.size) for name, array in zip(self.names, self.arrays)]
@@ -38,7 +47,8 @@ class ModelOutputs:
         """The names of these (reference) outputs left unpaired in ``pairs`` with ``got``'s, but for constants of
         the model when ``got`` has fewer outputs by at most their number (a converter folded and dropped them)."""
         matched = {i for i, _ in pairs}
-        tolerated = set(self.constant) if 0 < len(self.names) - len(got.names) <= len(self.constant) else set()
+        fewer = len(self.names) - len(got.names)
+        tolerated = set(self.constant) if fewer > 0 and fewer <= len(self.constant) else set()
         return [n for i, n in enumerate(self.names) if i not in matched and n not in tolerated]
 
 
@@ -50,7 +60,7 @@ def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> Model
     arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0
                               else np.asarray(outs[i], np.float32) for outs in per_sample])
               for i in range(len(names))]
-    return ModelOutputs(names, arrays, constant_outputs(path))
+    return ModelOutputs(names, arrays, source=path)
 
 
 def constant_outputs(path: Path) -> tuple[str, ...]:
