@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from build_overhead_raw import RAW_KERAS, RAW_ONNX, RAW_VENDORS  # noqa: E402 - the scripts live beside this one
 from host_int8 import machine  # noqa: E402
 
-from edgepipe.toolchains.rknn import Rknn  # noqa: E402
+from edgepipe.vendors.rknn.toolkit import Rknn  # noqa: E402
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:

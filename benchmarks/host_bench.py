@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from doc_sections import BENCHMARKS_MD, provenance, write_section  # noqa: E402
 
-from edgepipe.bench.report import BenchReport, render_text  # noqa: E402
+from edgepipe.report.bench import BenchReport, render_text  # noqa: E402
 
 
 def section(report: BenchReport) -> str:

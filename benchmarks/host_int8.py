@@ -35,7 +35,7 @@ _SESSION_ONLY = r'''
 import sys, numpy as np
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
-from edgepipe.bench.measure import sample_inputs
+from edgepipe.latency.measure import sample_inputs
 from edgepipe.runtimes import open_runner
 with open_runner(Path(sys.argv[1]), threads=1) as runner:
     feed = sample_inputs(runner)

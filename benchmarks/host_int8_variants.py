@@ -8,7 +8,7 @@ the same pre-processed model (constant divisions as products) and the same calib
 - ``QDQ s8s8``: int8 activations × int8 per-channel weights (the build's ``model_int8.onnx`` recipe), run
   with ORT's x86 default (int8-activation QDQ groups are not fused);
 - ``QDQ s8s8 + qdqisint8allowed``: the same file with ``session.qdqisint8allowed=1`` (fused to int8 × int8);
-- ``QDQ u8 (shifted)``: the s8s8 file with uint8 activations (:mod:`edgepipe.bench.qdq_uint8`, what a
+- ``QDQ u8 (shifted)``: the s8s8 file with uint8 activations (:mod:`edgepipe.quantize.host.qdq_uint8`, what a
   host-cpu build deploys: the same integers, fused to U8S8);
 - ``QOperator u8s8``, ``QOperator u8s8 reduce_range`` (7-bit weights: no VPMADDUBSW saturation on AVX2),
   ``QOperator u8u8``.
@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from build_overhead import _DUMP_CALIB  # noqa: E402 - the same static float ONNX and calibration arrays
 from host_int8 import machine  # noqa: E402
 
-from edgepipe.bench.host_forms import divisions_as_products  # noqa: E402
-from edgepipe.bench.qdq_uint8 import uint8_activations  # noqa: E402
+from edgepipe.quantize.host.forms import divisions_as_products  # noqa: E402
+from edgepipe.quantize.host.qdq_uint8 import uint8_activations  # noqa: E402
 from edgepipe.quantize.onnx_qdq import preprocess  # noqa: E402
 
 CALIBRATION, FIDELITY = 16, 4

@@ -25,7 +25,7 @@ import numpy as np
 import onnx
 
 from edgepipe.config import load_config
-from edgepipe.data import Dataset, load_dataset
+from edgepipe.data.dataset import Dataset, load_dataset
 from edgepipe.load import load_model
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.metrics.label_free import compare_outputs

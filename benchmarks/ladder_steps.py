@@ -27,7 +27,7 @@ LETTER = {"ptq": "a", "calibration": "b", "mixed": "c", "qat": "d"}
 
 def ladder_rows(name: str, granularity: str, scratch: Path) -> list[str]:
     """Markdown rows: one per ladder step of model ``name`` (step (a) at ``granularity``)."""
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.export.tf_function import build_tf_graph
     from edgepipe.export.to_onnx import export_onnx
     from edgepipe.export.to_tflite import export_tflite

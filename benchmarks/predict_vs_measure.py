@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from doc_sections import BENCHMARKS_MD, PERFORMANCE_MD, provenance, spread, write_section  # noqa: E402
 from nets import make_held_out_nets, make_nets  # noqa: E402
 
-from edgepipe.bench.measure import BenchSettings, sample_inputs, single_stream  # noqa: E402
-from edgepipe.bench.system import host_info  # noqa: E402
+from edgepipe.latency.measure import BenchSettings, sample_inputs, single_stream  # noqa: E402
+from edgepipe.latency.system import host_info  # noqa: E402
 from edgepipe.perf.calibration import HostMeasurement, measure_host, override_path, write_override  # noqa: E402
 from edgepipe.perf.host_probes import HostProbes  # noqa: E402
 from edgepipe.perf.predict import predict  # noqa: E402

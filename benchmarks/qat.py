@@ -38,7 +38,7 @@ BEGIN, END = "<!-- benchmarks/qat.py: begin -->", "<!-- benchmarks/qat.py: end -
 
 
 def _correct(path: Path, dataset: object) -> np.ndarray:
-    from edgepipe.evaluate import predict_logits
+    from edgepipe.metrics.accuracy import predict_logits
 
     logits = predict_logits(path, dataset)
     return logits.reshape(len(logits), -1).argmax(1) == dataset.labels
@@ -47,7 +47,7 @@ def _correct(path: Path, dataset: object) -> np.ndarray:
 def run(labelled: bool, scratch: Path) -> dict:
     """One ladder run (labels or distillation): its trail and per-sample correctness of float, PTQ and QAT."""
     from edgepipe.config import load_config
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.export.torch_to_onnx import export_program_to_onnx
     from edgepipe.load import load_model
     from edgepipe.quantize.ladder import LadderContext, run_ladder

@@ -107,7 +107,7 @@ class GateConfig(_Strict):
 
 
 class PreprocessConfig(_Strict):
-    """How a folder of images becomes model inputs (edgepipe.preprocess); unset values follow the model's input."""
+    """How a folder of images becomes model inputs (edgepipe.data.preprocess); unset values follow the model's input."""
 
     size: tuple[int, int] | None = Field(None, description="Resize to (height, width) pixels.")
     layout: Literal["NHWC", "NCHW"] | None = Field(None, description="Array layout of one batch.")

@@ -90,7 +90,7 @@ class ToolFailed(UserError):
     ``tool`` names the tool, ``message`` is the tool's own message (first line) and ``next_step``
     the config key or option that avoids the failure. A build records it as a failed stage or a
     missing artifact and goes on with what it has; a command that only runs that tool exits 1.
-    Raised only by the boundaries in :mod:`edgepipe.stages.boundaries`, from the tool's own exception.
+    Raised only by the boundaries in :mod:`edgepipe.containment`, from the tool's own exception.
     """
 
     def __init__(self, tool: str, message: str, next_step: str):

@@ -179,3 +179,11 @@ class StagingFolder:
         user_error = write_error(exc, self.final) if exc is not None else None
         if user_error is not None:
             raise user_error from None
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    return path

@@ -9,8 +9,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from edgepipe.errors import ToolFailed
-from edgepipe.report.verdict import ToolFailure
+
+
+class ToolFailure(BaseModel):
+    """A third-party tool that failed during the build; the build went on without what it would have made."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: str = Field(description="Build stage the tool ran in, e.g. 'quantize', 'export'.")
+    tool: str = Field(description="The tool, e.g. 'onnxruntime.quantization', 'ai-edge-quantizer', 'onnx2tf'.")
+    artifact: str | None = Field(None, description="The artifact it was making or loading, if any.")
+    message: str = Field(description="The tool's own message (first line).")
+    next_step: str = Field(description="The config key or option that avoids the failure.")
 
 log = logging.getLogger(__name__)
 

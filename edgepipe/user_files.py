@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.errors import UserError
-from edgepipe.report.files import write_text_atomic
+from edgepipe.output import write_text_atomic
 
 
 def refuse_existing(path: Path, what: str, fix: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import load_dataset
+from edgepipe.data.dataset import load_dataset
 from edgepipe.errors import DataError
 from edgepipe.tensors import Signature, TensorSpec
 

@@ -11,7 +11,7 @@ import typer
 from edgepipe.cli.options import CalibOpt
 
 if TYPE_CHECKING:
-    from edgepipe.bench.measure import BenchSettings
+    from edgepipe.latency.measure import BenchSettings
     from edgepipe.perf.report import Int8Form, PerformanceReport
 
 _SUFFIX = {"onnxruntime": ".onnx", "litert": ".tflite"}
@@ -69,10 +69,10 @@ def bench(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Time MODEL(s) on this host: statistics per artifact, int8 ÷ fp32 from the same run, optional load test."""
-    from edgepipe.bench.measure import BenchSettings, concurrent, single_stream
-    from edgepipe.bench.report import BenchReport, ratios, render_text
-    from edgepipe.bench.system import host_info, peak_rss_bytes
     from edgepipe.errors import ConfigError
+    from edgepipe.latency.measure import BenchSettings, concurrent, single_stream
+    from edgepipe.latency.system import host_info, peak_rss_bytes
+    from edgepipe.report.bench import BenchReport, ratios, render_text
 
     if runtime is not None and runtime not in _SUFFIX:
         raise ConfigError(f"unknown runtime '{runtime}'", fix="Use --runtime onnxruntime or --runtime litert")
@@ -107,10 +107,10 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
                 calib: Path | None) -> tuple[list[Int8Form], str | None]:
     import numpy as np
 
-    from edgepipe.bench.host_forms import QDQ_U8_NAME
-    from edgepipe.bench.int8_forms import QOPERATOR_NAME, compare_int8_forms, make_qoperator
-    from edgepipe.bench.qdq_uint8 import uint8_activations
     from edgepipe.errors import ConfigError
+    from edgepipe.quantize.host.fastest import QOPERATOR_NAME, compare_int8_forms, make_qoperator
+    from edgepipe.quantize.host.forms import QDQ_U8_NAME
+    from edgepipe.quantize.host.qdq_uint8 import uint8_activations
     from edgepipe.runtimes import open_runner
 
     float_onnx = next((p for p in paths if p.suffix == ".onnx" and "int8" not in p.stem), None)
@@ -119,7 +119,7 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
     with open_runner(float_onnx) as runner:
         signature = runner.signature
     if calib is not None:
-        from edgepipe.data import load_dataset
+        from edgepipe.data.dataset import load_dataset
 
         samples = list(load_dataset(calib, signature, role="calibration").samples(limit=64))
     else:  # latency does not depend on the calibration; accuracy would

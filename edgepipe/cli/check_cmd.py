@@ -49,7 +49,7 @@ def check(
     for profile in profiles:
         report = check_graph(graph, profile)
         if verify:
-            from edgepipe.verify import verify_report
+            from edgepipe.vendors import verify_report
 
             with tempfile.TemporaryDirectory(prefix="edgepipe-verify-") as work:
                 report.verification = verify_report(report, profile, model, Path(work))

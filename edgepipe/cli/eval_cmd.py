@@ -16,10 +16,10 @@ def evaluate(
 ) -> None:
     """Print the top-1 accuracy of MODEL on the evaluation data (JSON on stdout)."""
     from edgepipe.config import DEFAULT_DATA
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.errors import ModelLoadError
-    from edgepipe.evaluate import evaluate_top1
     from edgepipe.load import load_model
+    from edgepipe.metrics.accuracy import evaluate_top1
 
     source = load_model(model)
     if source.format not in ("onnx", "tflite"):

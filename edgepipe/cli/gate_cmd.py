@@ -16,7 +16,7 @@ from edgepipe.cli.options import EPILOG, ConfigOpt
 from edgepipe.config import GateConfig, load_config
 from edgepipe.errors import GateFailed, ProfileError
 from edgepipe.gate import GateResult, compare, load_baseline, load_reports, render_diff_markdown, render_diff_text
-from edgepipe.report.junit import write_junit
+from edgepipe.gate.junit import write_junit
 from edgepipe.report.schema import BuildReport
 from edgepipe.report.writer import append_step_summary
 from edgepipe.targets import load_profile

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from edgepipe.cli.options import EPILOG
-from edgepipe.init_config import describe_inputs, render_config
+from edgepipe.load.init_config import describe_inputs, render_config
 from edgepipe.user_files import refuse_existing, write_user_file
 
 _FIX = "Remove it, or give --output another path"

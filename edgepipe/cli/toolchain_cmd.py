@@ -11,7 +11,7 @@ toolchain_app = typer.Typer(help="List and install vendor toolchains (Vela, QNN 
 @toolchain_app.command("list")
 def list_toolchains() -> None:
     """One line per toolchain: installed or missing, version, environment, and the command that installs it."""
-    from edgepipe.toolchains.registry import TOOLCHAINS
+    from edgepipe.vendors.registry import TOOLCHAINS
 
     for name, factory in TOOLCHAINS.items():
         info = factory().info()
@@ -23,7 +23,7 @@ def list_toolchains() -> None:
 def install_toolchain(name: str = typer.Argument(..., help="Toolchain name, e.g. rknn.")) -> None:
     """Create the toolchain's own pinned environment (for tools whose pins clash with edgepipe's)."""
     from edgepipe.errors import UserError
-    from edgepipe.toolchains.registry import TOOLCHAINS
+    from edgepipe.vendors.registry import TOOLCHAINS
 
     if name not in TOOLCHAINS:
         raise UserError(f"unknown toolchain '{name}'", fix=f"Pick one of {', '.join(sorted(TOOLCHAINS))}")

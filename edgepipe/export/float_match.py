@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.metrics.label_free import cosine, match_outputs
 

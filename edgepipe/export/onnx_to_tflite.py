@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 log = logging.getLogger(__name__)
 

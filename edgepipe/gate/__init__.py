@@ -17,8 +17,9 @@ from edgepipe.config import GateConfig
 from edgepipe.gate.baseline import load_baseline, load_reports, write_baseline
 from edgepipe.gate.checks import CHECKS, Finding
 from edgepipe.gate.diff import render_diff_markdown, render_diff_text
+from edgepipe.output import write_text_atomic
 from edgepipe.report.extract import as_dict
-from edgepipe.report.summary import SUMMARY_MD, write_text_atomic
+from edgepipe.report.summary import SUMMARY_MD
 
 __all__ = ["GateResult", "apply_baseline", "compare", "load_baseline", "load_reports", "render_diff_markdown",
            "render_diff_text", "write_baseline"]

@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from edgepipe.errors import UserError
+from edgepipe.output import write_text_atomic
 from edgepipe.report.schema import SCHEMA_VERSION, BuildReport
-from edgepipe.report.summary import SUMMARY_JSON, write_text_atomic
+from edgepipe.report.summary import SUMMARY_JSON
 from edgepipe.report.writer import REPORT_JSON
 
 BASELINE_VERSION = "1"

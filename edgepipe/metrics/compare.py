@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from edgepipe.artifacts import Artifact
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.label_free import OutputAgreement, Thresholds, compare_outputs, match_outputs
-from edgepipe.report.label_free import ComparisonInfo, OutputAgreementInfo
+from edgepipe.metrics.records import ComparisonInfo, OutputAgreementInfo
 from edgepipe.runtimes import open_runner
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgepipe.support.graph import DTYPE_BYTES, OpGraph, OpNode, TensorInfo
+from edgepipe.graph.opgraph import DTYPE_BYTES, OpGraph, OpNode, TensorInfo
 from edgepipe.targets.performance import OpKind, Precision
 
 _DATA_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Constant", "ConstantOfShape",

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.bench.measure import time_ms
+from edgepipe.latency.measure import time_ms
 
 #: Op kernels timed on their own: (op type, attributes, input shape).
 KERNELS: list[tuple[str, dict[str, Any], list[int]]] = [

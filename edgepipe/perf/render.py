@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from edgepipe.bench.host_forms import MIN_COSINE
 from edgepipe.perf.report import PerformanceReport
+from edgepipe.quantize.host.forms import MIN_COSINE
 
 
 def render_performance_markdown(report: PerformanceReport) -> list[str]:

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from edgepipe.figures import MEASURED, MODEL_ESTIMATE, VENDOR_ESTIMATE, FigureKind
+from edgepipe.figures import MODEL_ESTIMATE, VENDOR_ESTIMATE, FigureKind
+from edgepipe.quantize.host.fastest import Int8Form
 
 
 class _Record(BaseModel):
@@ -79,25 +80,6 @@ class VelaComparison(_Record):
     npu_ops: int
     cpu_ops: int
     kind: FigureKind = Field(VENDOR_ESTIMATE, description="vela_ms is Vela's own estimate, not a measurement.")
-
-
-class Int8Form(_Record):
-    """One int8 form of the model measured on this host."""
-
-    artifact: str
-    runtime: str
-    p50_ms: float
-    p90_ms: float
-    ratio_to_fp32: float | None = Field(description="p50 ÷ p50 of the fp32 artifact of the same runtime.")
-    fp32_artifact: str | None = Field(None, description="The fp32 artifact of that ratio (same measurement session).")
-    threads: int | None = Field(None, description="Intra-op threads of the session (None: runtime default).")
-    output_cosine: float | None = Field(None, description="Output cosine vs the fp32 original on calibration data.")
-    reference_cosine: float | None = Field(None, description="The same with exact int8 semantics (QDQ unfused; "
-                                           "ONNX forms): differs from output_cosine where the host's fused "
-                                           "kernels round or saturate differently (U8S8 on AVX2 without VNNI).")
-    slow_ops: list[str] = Field(default_factory=list,
-                                description="Why it is slow: ops the fast path does not take, or the costliest.")
-    kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
 
 
 class PerformanceReport(_Record):

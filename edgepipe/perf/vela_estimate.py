@@ -1,4 +1,4 @@
-"""Vela's own performance estimate for Ethos-U targets, through the one Vela adapter (:mod:`edgepipe.toolchains.vela`).
+"""Vela's own performance estimate for Ethos-U targets, through the one Vela adapter (:mod:`edgepipe.vendors.vela`).
 
 Vela compiles the int8 TFLite for the profile's ``vela_accelerator`` (with its system configuration and memory
 mode) and writes a summary CSV with ``cycles_total``, ``core_clock`` (Hz) and ``inference_time`` (s). Arm calls
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgepipe.errors import MissingToolchain, ToolFailed
-from edgepipe.support.tflite_reader import read_tflite
+from edgepipe.graph.tflite_reader import read_tflite
 from edgepipe.targets.performance import PerformanceSpec
-from edgepipe.toolchains.vela import Vela
+from edgepipe.vendors.vela import Vela
 
 
 @dataclass(frozen=True)

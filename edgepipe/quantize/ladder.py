@@ -16,7 +16,7 @@ import logging
 import time
 
 from edgepipe.artifacts import Artifact
-from edgepipe.evaluate import evaluate_top1
+from edgepipe.metrics.accuracy import evaluate_top1
 from edgepipe.quantize.ladder_context import Fidelity, LadderContext, LadderSettings, StepResult
 from edgepipe.quantize.report import QuantizationReport, worst_layers
 from edgepipe.quantize.sensitivity import measure_sensitivity

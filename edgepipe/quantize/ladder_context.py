@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from edgepipe.artifacts import Artifact
-from edgepipe.data import Dataset
-from edgepipe.evaluate import top1_accuracy
+from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.load import SourceModel
+from edgepipe.metrics.accuracy import top1_accuracy
 from edgepipe.metrics.compare import ModelOutputs, run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
+from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
 from edgepipe.metrics.label_free import SQNR_CAP_DB
 from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import keep_nodes_float, quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
-from edgepipe.support.onnx_reader import read_onnx
 
 if TYPE_CHECKING:
     import onnx

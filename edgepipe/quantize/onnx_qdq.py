@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.quantize import quantized_once
 from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx

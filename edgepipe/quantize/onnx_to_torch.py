@@ -34,7 +34,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import run_outputs
 
 #: Worst relative error (max |torch - ORT| / max |ORT|) the converted module may show on the check samples.

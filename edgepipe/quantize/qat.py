@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 log = logging.getLogger(__name__)
 

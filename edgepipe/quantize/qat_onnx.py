@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.quantize.fake_quant_fx import calibrate_ranges, insert_fake_quant, trained_values
 from edgepipe.quantize.onnx_to_torch import convert_onnx, require_torch, run_module, write_back

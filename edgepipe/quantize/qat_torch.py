@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.export.torch_to_onnx import export_program_to_onnx
 
 log = logging.getLogger(__name__)

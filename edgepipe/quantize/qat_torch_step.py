@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from edgepipe.artifacts import Artifact
+from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import orts_quantization, quantize_onnx
 from edgepipe.quantize.onnx_to_torch import ConversionFailed
@@ -25,7 +26,6 @@ from edgepipe.quantize.qat_cost import qat_plan
 from edgepipe.quantize.qat_onnx import OnnxQatRequest, OnnxQatResult, run_onnx_qat, split_held_out
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
-from edgepipe.support.onnx_reader import read_onnx
 
 #: Calibration samples ONNX QAT trains on (the first ones): a few hundred steps on these stay minutes on a CPU.
 ONNX_QAT_SAMPLES = 32

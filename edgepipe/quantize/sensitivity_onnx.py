@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from edgepipe.data import Dataset
-from edgepipe.evaluate import predict_logits
+from edgepipe.data.dataset import Dataset
+from edgepipe.metrics.accuracy import predict_logits
 from edgepipe.quantize.metrics import cosine, sqnr_db
 from edgepipe.quantize.onnx_qdq import calibration_reader, graph_inputs, preprocess, quantize_onnx
 from edgepipe.quantize.recipe import QuantRecipe

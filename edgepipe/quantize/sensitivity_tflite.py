@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.native_logs import native_stderr_to_log
 from edgepipe.quantize.metrics import cosine, sqnr_db

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.config import BuildConfig
-from edgepipe.data import Dataset, load_dataset
+from edgepipe.data.dataset import Dataset, load_dataset
 from edgepipe.quantize.ladder_context import LadderSettings
 from edgepipe.quantize.onnx_prepare import prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe

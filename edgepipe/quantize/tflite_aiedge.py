@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.export.to_tflite import tflite_converter
 from edgepipe.quantize import quantized_once

@@ -9,24 +9,17 @@ the same record. Both go through a temporary file and a rename, so a reader
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+
+from edgepipe.output import write_text_atomic
 
 
 class Record(BaseModel):
     """A report record: unknown keys are rejected when a file is read back (a newer writer, a typo)."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-    return path
 
 
 def write_record(folder: Path, record: BaseModel, json_name: str, markdown: str, markdown_name: str) -> list[Path]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from edgepipe.output import write_text_atomic
 from edgepipe.report import extract, plots
 from edgepipe.report.accuracy_stats import render_interval
 from edgepipe.report.schema import AccuracyInfo, BuildReport
-from edgepipe.report.summary import overall_verdict, write_text_atomic
+from edgepipe.report.summary import overall_verdict
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:60rem;color:#1b1f23;

@@ -8,7 +8,6 @@ from pydantic import Field
 
 from edgepipe.report.files import Record as _Record
 from edgepipe.report.files import write_record
-from edgepipe.report.files import write_text_atomic as write_text_atomic  # where other modules import it from
 from edgepipe.report.schema import BuildReport, ModelInfo
 from edgepipe.report.verdict import Verdict
 

@@ -12,6 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edgepipe.stage_log import ToolFailure
+
+__all__ = ["Evidence", "Outcome", "Requirement", "ToolFailure", "Verdict"]
+
 Verdict = Literal["pass", "fail", "not proven"]
 Requirement = Literal["int8 artifact", "accuracy", "compatibility", "vendor compile"]
 Outcome = Literal["met", "failed", "not proven", "not gated", "not checked"]
@@ -19,16 +23,6 @@ Outcome = Literal["met", "failed", "not proven", "not gated", "not checked"]
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class ToolFailure(_Record):
-    """A third-party tool that failed during the build; the build went on without what it would have made."""
-
-    stage: str = Field(description="Build stage the tool ran in, e.g. 'quantize', 'export'.")
-    tool: str = Field(description="The tool, e.g. 'onnxruntime.quantization', 'ai-edge-quantizer', 'onnx2tf'.")
-    artifact: str | None = Field(None, description="The artifact it was making or loading, if any.")
-    message: str = Field(description="The tool's own message (first line).")
-    next_step: str = Field(description="The config key or option that avoids the failure.")
 
 
 class Evidence(_Record):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from edgepipe.artifacts import Artifact
-from edgepipe.bench.host_forms import HostMeasurement
+from edgepipe.quantize.host.forms import HostMeasurement
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
 from edgepipe.targets import TargetProfile

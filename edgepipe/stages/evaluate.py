@@ -13,18 +13,18 @@ from __future__ import annotations
 from typing import Literal
 
 from edgepipe.artifacts import Artifact
-from edgepipe.bench.host_forms import exact_twin
 from edgepipe.config import AccuracyConfig
+from edgepipe.containment import contained, runtime_of
 from edgepipe.errors import ToolFailed
-from edgepipe.evaluate import top1_accuracy
+from edgepipe.metrics.accuracy import top1_accuracy
 from edgepipe.metrics.compare import ModelOutputs, compare, reference_of, run_outputs
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.metrics.paired import drops_by_format, resolution_warnings
+from edgepipe.quantize.host.forms import exact_twin
 from edgepipe.report.accuracy_stats import DropInterval
 from edgepipe.report.label_free import LabelFreeInfo
 from edgepipe.report.schema import AccuracyInfo
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import contained, runtime_of
 from edgepipe.stages.inputs import BuildInputs
 
 #: Samples the label-free comparison runs on at most (it runs every artifact on each).

@@ -15,7 +15,7 @@
 
 A converter that fails (tf2onnx, the TFLite converter, onnx2tf) or a float artifact its runtime
 refuses is recorded as a failed stage with the tool's message and a next step; the build goes
-on with the other format (:mod:`edgepipe.stages.boundaries`).
+on with the other format (:mod:`edgepipe.containment`).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from edgepipe.artifacts import Artifact
+from edgepipe.containment import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
 from edgepipe.errors import ToolFailed
 from edgepipe.export.onnx_quantized_input import already_quantized_artifacts
 from edgepipe.load.onnx_quantized import quantized_kind
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
 from edgepipe.stages.inputs import BuildInputs
 
 STAGE = "export"

@@ -2,7 +2,7 @@
 
 Made once per quantization group, before the latency stage, so the forms are
 timed in the same measurement session as every other artifact
-(:class:`~edgepipe.bench.host_forms.HostMeasurement`).
+(:class:`~edgepipe.quantize.host.forms.HostMeasurement`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import logging
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.bench.host_forms import QDQ_U8_NAME, HostMeasurement, form_fidelity, host_forms
+from edgepipe.containment import LITERT, ORT_QUANTIZER, contained
 from edgepipe.errors import ToolFailed
-from edgepipe.latency import LatencyResult
+from edgepipe.latency.session import LatencyResult
+from edgepipe.quantize.host.forms import QDQ_U8_NAME, HostMeasurement, form_fidelity, host_forms
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import LITERT, ORT_QUANTIZER, contained
 from edgepipe.stages.inputs import BuildInputs
 
 log = logging.getLogger(__name__)

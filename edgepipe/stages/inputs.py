@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgepipe.config import BuildConfig
-from edgepipe.data import Dataset, check_calibration_varies, load_dataset
+from edgepipe.data.dataset import Dataset, check_calibration_varies, load_dataset
 from edgepipe.load import SourceModel, load_model
 from edgepipe.output import check_writable
 from edgepipe.stage_log import StageLog

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgepipe.containment import LITERT, ONNXRUNTIME, contained
 from edgepipe.errors import ToolFailed
-from edgepipe.perf.stage import performance_stage
-from edgepipe.stages.boundaries import LITERT, ONNXRUNTIME, contained
 from edgepipe.stages.context import TargetContext, TargetStage
 from edgepipe.stages.custom_ops import custom_ops_stage
+from edgepipe.stages.performance import performance_stage
+from edgepipe.stages.support import support_stage
 from edgepipe.stages.torch_compare import torch_compare_stage
-from edgepipe.support.stage import support_stage
 
 __all__ = ["TARGET_STAGES", "TargetContext", "TargetStage", "run_target_stages"]
 

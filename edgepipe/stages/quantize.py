@@ -8,7 +8,7 @@ report. Without evaluation data only step (a), plain PTQ, runs.
 
 Containment: a quantizer failure (ONNX Runtime's quantizer, the TFLite converter) or an
 int8 artifact its runtime refuses is recorded as a failed stage with the tool's message and
-a next step (:mod:`edgepipe.stages.boundaries`); the other format is still quantized. When
+a next step (:mod:`edgepipe.containment`); the other format is still quantized. When
 the ladder itself fails, plain PTQ runs per format instead.
 """
 
@@ -20,13 +20,13 @@ from typing import Any
 
 from edgepipe.artifacts import Artifact
 from edgepipe.config import BuildConfig
+from edgepipe.containment import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
 from edgepipe.errors import ToolFailed
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.quantize.settings import ladder_settings
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
 from edgepipe.stages.evaluate import thresholds_of
 from edgepipe.stages.inputs import BuildInputs
 

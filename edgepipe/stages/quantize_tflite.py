@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.data import Dataset
+from edgepipe.containment import AI_EDGE_QUANTIZER, LITERT, LITERT_ON_QUANTIZED, contained
+from edgepipe.data.dataset import Dataset
 from edgepipe.errors import ToolFailed
 from edgepipe.metrics.compare import run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
-from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, LITERT, LITERT_ON_QUANTIZED, contained
 from edgepipe.stages.inputs import BuildInputs
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ from collections import Counter
 from pathlib import Path
 
 from edgepipe.errors import ModelLoadError, ProfileError
-from edgepipe.support.constraints import load_constraints
-from edgepipe.support.graph import OpGraph
+from edgepipe.graph.opgraph import OpGraph
+from edgepipe.rules import load_constraints
 from edgepipe.support.placement import (
     float64_crossings,
     input_less_partitions,
@@ -26,11 +26,11 @@ def read_graph(path: Path) -> OpGraph:
     if not path.is_file():
         raise ModelLoadError("model file not found", path=path, fix="Check the path")
     if path.suffix == ".onnx":
-        from edgepipe.support.onnx_reader import read_onnx
+        from edgepipe.graph.onnx_reader import read_onnx
 
         return read_onnx(path)
     if path.suffix == ".tflite":
-        from edgepipe.support.tflite_reader import read_tflite
+        from edgepipe.graph.tflite_reader import read_tflite
 
         return read_tflite(path)
     raise ModelLoadError("the support check reads .onnx or .tflite files", path=path,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.graph.opgraph import OpGraph, OpNode
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 

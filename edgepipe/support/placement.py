@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgepipe.support.constraints import load_constraints
-from edgepipe.support.constraints.ops import accelerator_layout_source
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.graph.opgraph import OpGraph, OpNode
+from edgepipe.rules import load_constraints
+from edgepipe.rules.ops import accelerator_layout_source
 from edgepipe.support.ort_partitions import (
     QDQ_OPS,
     forms_node_unit,

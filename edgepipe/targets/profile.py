@@ -23,7 +23,7 @@ class _Strict(BaseModel):
 
 def _check_rule_table(table: dict[str, Any], where: str) -> dict[str, Any]:
     """Every key names a registered constraint and its value fits that constraint's parameter type."""
-    from edgepipe.support.constraints import load_constraints
+    from edgepipe.rules import load_constraints
 
     known = load_constraints()
     checked: dict[str, Any] = {}

@@ -70,7 +70,7 @@ def _run(path: Path, dataset: object) -> list[np.ndarray]:
 
 def measure(scratch: Path) -> str:
     """The Markdown table of the hidden state's drift, and the top-1 of float and PTQ."""
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.export.torch_to_onnx import export_program_to_onnx
     from edgepipe.load import load_model
     from edgepipe.quantize.onnx_qdq import quantize_onnx

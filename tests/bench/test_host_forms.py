@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from edgepipe.bench.host_forms import divisions_as_products
+from edgepipe.quantize.host.forms import divisions_as_products
 
 
 def _hardswish_model(path):
@@ -49,7 +49,7 @@ def test_model_without_constant_division_is_left_alone(tmp_path, tiny):
 
 def test_same_recipe_on_the_same_float_model_is_quantized_once(tiny, tmp_path, caplog):
     """A second quantization group reaching the same recipe gets a byte copy, not a second calibration."""
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.quantize import quantized_once
     from edgepipe.quantize.onnx_qdq import quantize_onnx
     from edgepipe.quantize.recipe import QuantRecipe
@@ -70,7 +70,7 @@ def test_same_recipe_on_the_same_float_model_is_quantized_once(tiny, tmp_path, c
 
 def _stage_inputs(tmp_path, labels):
     from edgepipe.artifacts import Artifact
-    from edgepipe.data import Dataset
+    from edgepipe.data.dataset import Dataset
     from edgepipe.load import load_model
     from edgepipe.stages.inputs import BuildInputs
     from edgepipe.targets import load_profile

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from edgepipe.bench.int8_forms import compare_int8_forms, make_qoperator
-from edgepipe.bench.measure import BenchSettings, concurrent, single_stream
-from edgepipe.bench.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
+from edgepipe.quantize.host.fastest import compare_int8_forms, make_qoperator
+from edgepipe.latency.measure import BenchSettings, concurrent, single_stream
+from edgepipe.latency.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
 
 
 def test_qoperator_form_uses_qlinear_ops(tiny, tmp_path):

@@ -10,7 +10,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-from edgepipe.bench.qdq_uint8 import uint8_activations
+from edgepipe.quantize.host.qdq_uint8 import uint8_activations
 
 _RNG = np.random.default_rng(3)
 _SAMPLES = [(_RNG.standard_normal((1, 2, 5, 5)) * 3).astype(np.float32) for _ in range(8)]

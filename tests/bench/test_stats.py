@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from edgepipe.bench.stats import median_ci_ranks, summarize
+from edgepipe.latency.stats import median_ci_ranks, summarize
 
 
 def test_percentiles_mean_std_of_1_to_100():

@@ -17,7 +17,7 @@ from edgepipe.perf.report import ModeEstimate, PerformanceReport
 from edgepipe.quantize.report import LayerSensitivity, QuantizationReport
 from edgepipe.report import extract
 from edgepipe.report.html import render_html
-from edgepipe.report.junit import render_junit
+from edgepipe.gate.junit import render_junit
 from edgepipe.report.schema import SCHEMA_VERSION, BuildReport
 from edgepipe.support.report import NodeVerdict, SupportReport
 from tests.ci.conftest import XSD, Build, edgepipe

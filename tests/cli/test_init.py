@@ -9,7 +9,7 @@ import pytest
 from edgepipe.cli import main
 from edgepipe.config import load_config
 from edgepipe.errors import ExitCode
-from edgepipe.init_config import describe_inputs, suggested_shapes
+from edgepipe.load.init_config import describe_inputs, suggested_shapes
 from edgepipe.load import load_model
 from tests.formats.models import nchw_cnn, two_in_two_out
 from tests.thirdparty import fetch

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset, check_calibration_varies
+from edgepipe.data.dataset import Dataset, check_calibration_varies
 from edgepipe.errors import DataError
 from edgepipe.tensors import Signature, TensorSpec
 

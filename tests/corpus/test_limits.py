@@ -40,7 +40,7 @@ def test_limits_apply_only_inside_use_limits(tmp_path: Path) -> None:
 
 
 def test_npz_member_declaring_too_much_is_refused_before_loading(tmp_path: Path) -> None:
-    from edgepipe.array_headers import check_declared_arrays
+    from edgepipe.data.headers import check_declared_arrays
 
     path = tmp_path / "calib.npz"
     np.savez(path, x=np.zeros((64, 8, 8, 1), np.float32), y=np.zeros((64, 8, 8, 1), np.float32))
@@ -52,7 +52,7 @@ def test_npz_member_declaring_too_much_is_refused_before_loading(tmp_path: Path)
 
 
 def test_object_array_is_refused_from_its_header(tmp_path: Path) -> None:
-    from edgepipe.array_headers import check_declared_arrays
+    from edgepipe.data.headers import check_declared_arrays
 
     path = tmp_path / "calib.npy"
     np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.export.float_match import float_mismatch
 
 
@@ -93,7 +93,7 @@ def test_an_output_of_another_size_is_refused(tmp_path: Path, data: Dataset) -> 
 
 
 def test_a_refused_conversion_is_an_onnx2tf_failure_with_a_next_step() -> None:
-    from edgepipe.stages.boundaries import onnx2tf_failure
+    from edgepipe.containment import onnx2tf_failure
 
     failure = onnx2tf_failure("TFLite conversion failed: onnx2tf's float TFLite does not compute the ONNX model's "
                               "outputs: output y has cosine 0.0099 with the source's on 4 calibration samples")

@@ -1,4 +1,4 @@
-"""Data the way users keep it (edgepipe.folders): class sub-folders, a labels CSV, folders of .wav files.
+"""Data the way users keep it (edgepipe.data.folders): class sub-folders, a labels CSV, folders of .wav files.
 
 Real photographs (scikit-image's samples) and real-rate audio written with the standard
 library's ``wave``; every test reads them through ``load_dataset`` as a build does.
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from edgepipe.config import PreprocessConfig
-from edgepipe.data import load_dataset
+from edgepipe.data.dataset import load_dataset
 from edgepipe.errors import DataError
-from edgepipe.preprocess import image_spec_for, load_image_folder
+from edgepipe.data.preprocess import image_spec_for, load_image_folder
 from edgepipe.tensors import Signature, TensorSpec
 from tests.formats.images import write_sample_images
 

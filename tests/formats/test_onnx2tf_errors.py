@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 
 def _scatter_add_onnx(path: Path) -> Path:

@@ -26,7 +26,7 @@ def _nhwc_onnx(path: Path) -> Path:
 
 
 def test_an_nhwc_image_model_converts_without_the_network(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    from edgepipe.data import Dataset
+    from edgepipe.data.dataset import Dataset
     from edgepipe.export.float_match import float_mismatch
     from edgepipe.export.onnx_to_tflite import SAMPLE_IMAGES, convert_onnx_to_tflite
 

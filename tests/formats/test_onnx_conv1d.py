@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 STEPS, CHANNELS, FILTERS = 24, 6, 12  # FILTERS: a multiple of every group count used
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 #: (input side, kernel, stride, pads, ceil_mode): MTCNN RNet's two ceil-mode pools (22 -> 11 pads the end, as
 #: TensorFlow's SAME does; 9 -> 4 pads nothing), a stride-3 ceil-mode pool (10 -> 4: its end padding of 2 is not

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 
 STEPS, FEATURES = 20, 8
 

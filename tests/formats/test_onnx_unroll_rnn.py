@@ -121,7 +121,7 @@ def test_export_unrolls_a_peephole_lstm_that_onnx2tf_cannot_convert(tmp_path: Pa
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from edgepipe.data import Dataset
+    from edgepipe.data.dataset import Dataset
     from edgepipe.export.float_match import float_mismatch
     from tests.conftest import run_cli
 

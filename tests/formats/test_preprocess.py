@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 
 from edgepipe.config import PreprocessConfig
-from edgepipe.data import load_dataset
+from edgepipe.data.dataset import load_dataset
 from edgepipe.errors import DataError
-from edgepipe.preprocess import ImageSpec, infer_layout, load_image_folder
+from edgepipe.data.preprocess import ImageSpec, infer_layout, load_image_folder
 from edgepipe.tensors import Signature, TensorSpec
 from tests.formats.images import write_sample_images
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.label_free import cosine
 from edgepipe.quantize.tflite_aiedge import prepare_float_tflite, quantize_float_tflite, tflite_kind
 from edgepipe.runtimes import open_runner
@@ -125,7 +125,7 @@ def test_control_flow_is_a_reported_quantizer_failure_naming_the_op(tmp_path: Pa
 
     from edgepipe.errors import ToolFailed
     from edgepipe.quantize.tflite_aiedge import control_flow_ops
-    from edgepipe.stages.boundaries import AI_EDGE_QUANTIZER, contained
+    from edgepipe.containment import AI_EDGE_QUANTIZER, contained
 
     source = _if_tflite(tmp_path / "gated.tflite")
     assert control_flow_ops(flatbuffer_utils.read_model(str(source))) == ["IF in subgraph 0"]

@@ -26,7 +26,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[Hea
 NAMES = ["fz-a", "fz-b", "fz-c"]
 
 def _rule_names() -> set[str]:
-    from edgepipe.support.constraints import load_constraints
+    from edgepipe.rules import load_constraints
 
     return set(load_constraints()) | {"skip", "ADD", "CONV_2D", "Conv", "MatMul"}
 

@@ -77,8 +77,8 @@ def test_artifacts_and_int8_forms_tables_come_from_one_session(reference_build):
 
 def _session(folder, cosine):
     """A measurement session of the reference build's ONNX artifacts: fp32 2.0 ms, QDQ 1.5 ms, uint8 QDQ 1.0 ms."""
-    from edgepipe.bench.host_forms import HostMeasurement
-    from edgepipe.latency import LatencyResult
+    from edgepipe.quantize.host.forms import HostMeasurement
+    from edgepipe.latency.session import LatencyResult
 
     times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}
     latency = {k: LatencyResult(runtime="onnxruntime", median_ms=v, min_ms=v, runs=8, init_ms=0.0, p90_ms=v,
@@ -88,7 +88,7 @@ def _session(folder, cosine):
 
 def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_build):
     """The table reads only the session it is given; a fast form below cosine 0.99 is never deployed."""
-    from edgepipe.bench.int8_forms import forms_table
+    from edgepipe.quantize.host.fastest import forms_table
 
     _, folder = reference_build
     paths, measured = _session(folder, {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.95})
@@ -100,7 +100,7 @@ def test_deployment_form_is_the_fastest_faithful_one_of_the_session(reference_bu
 
 def test_a_mixed_precision_artifact_is_an_int8_form_of_the_host(reference_build):
     """The ladder's mixed-precision result (what most real models end with) is timed, compared and deployable."""
-    from edgepipe.bench.int8_forms import forms_table
+    from edgepipe.quantize.host.fastest import forms_table
 
     _, folder = reference_build
     paths, measured = _session(folder, {"model_int8.onnx": 0.999, "model_int8_qdq_u8.onnx": 0.999})

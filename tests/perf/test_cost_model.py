@@ -8,7 +8,7 @@ import pytest
 
 from edgepipe.perf.cost_model import default_placement, estimate, op_time_ms
 from edgepipe.perf.graph import GraphWork, OpWork, read_graph
-from edgepipe.support.graph import OpGraph
+from edgepipe.graph.opgraph import OpGraph
 
 # conv (int8) on the NPU → elementwise (fp32: the int8-only NPU cannot) on the CPU → gemm (int8) on the NPU
 CONV = OpWork(0, "conv", "Conv", "conv", "int8", macs=2_000_000, input_bytes=1000, weight_bytes=1000,

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.load import load_model
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.load import load_model
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder

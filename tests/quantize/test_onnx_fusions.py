@@ -66,7 +66,7 @@ def test_fold_leaves_a_conv_with_a_computed_bias_alone(tmp_path: Path) -> None:
 def test_ppocr_detector_min_max_ptq_no_longer_collapses(tmp_path: Path) -> None:
     """PP-OCRv4's detector: 24 decomposed HardSwish and its affine blocks rewritten; min/max PTQ on rendered pages
     goes from cosine 0.20 (int8 products of x * relu6(x + 3)) to above 0.8 (320x320, 8 rendered pages)."""
-    from edgepipe.data import Dataset
+    from edgepipe.data.dataset import Dataset
     from edgepipe.metrics.label_free import cosine
     from edgepipe.quantize.onnx_qdq import quantize_onnx
     from edgepipe.quantize.recipe import QuantRecipe

@@ -14,7 +14,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.errors import ModelLoadError
 from edgepipe.export.onnx_dequantized import strip_qdq
 from edgepipe.load import load_model

@@ -14,7 +14,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.load import load_model
 from edgepipe.metrics.label_free import cosine
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess, quantize_onnx

@@ -8,8 +8,8 @@ import numpy as np
 import onnx
 import pytest
 
-from edgepipe.data import load_dataset
-from edgepipe.evaluate import evaluate_top1, predict_logits
+from edgepipe.data.dataset import load_dataset
+from edgepipe.metrics.accuracy import evaluate_top1, predict_logits
 from edgepipe.export.tf_function import build_tf_graph
 from edgepipe.export.to_onnx import export_onnx
 from edgepipe.export.to_tflite import export_tflite

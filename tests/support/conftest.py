@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from edgepipe.support.graph import OpGraph
+from edgepipe.graph.opgraph import OpGraph
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +22,6 @@ def probe_tflite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def probe_graphs(probe_tflite: dict[str, Path]) -> dict[str, OpGraph]:
-    from edgepipe.support.tflite_reader import read_tflite
+    from edgepipe.graph.tflite_reader import read_tflite
 
     return {kind: read_tflite(path) for kind, path in probe_tflite.items()}

@@ -7,20 +7,20 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.graph.opgraph import OpGraph, OpNode
 
 
 def onnx_graph(tmp: Path, nodes: list[Any], inputs: dict[str, tuple[list[Any], int]],
                outputs: dict[str, tuple[list[Any], int]], consts: dict[str, np.ndarray] | None = None,
                opset: int = 13) -> OpGraph:
-    """Write the graph to ``tmp`` and read it with :func:`edgepipe.support.onnx_reader.read_onnx`.
+    """Write the graph to ``tmp`` and read it with :func:`edgepipe.graph.onnx_reader.read_onnx`.
 
     ``inputs``/``outputs``: name → (shape, onnx elem type); ``consts``: initializers.
     """
     import onnx
     from onnx import helper, numpy_helper
 
-    from edgepipe.support.onnx_reader import read_onnx
+    from edgepipe.graph.onnx_reader import read_onnx
 
     graph = helper.make_graph(
         nodes, "g",

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from edgepipe.support.constraints import CONSTRAINTS, load_constraints
-from edgepipe.support.graph import OpGraph
+from edgepipe.rules import CONSTRAINTS, load_constraints
+from edgepipe.graph.opgraph import OpGraph
 from tests.support.graphs import conv, single
 
 FLOAT, INT8 = TensorProto.FLOAT, TensorProto.INT8
@@ -543,7 +543,7 @@ def test_transpose_axes_product_max(tmp_path: Path) -> None:
 
 
 def test_variable_data_dtypes(tmp_path: Path) -> None:
-    from edgepipe.support.tflite_reader import read_tflite
+    from edgepipe.graph.tflite_reader import read_tflite
     from tests.verify.models import variable_tflite
 
     int8 = read_tflite(variable_tflite(tmp_path / "int8.tflite"))
@@ -643,7 +643,7 @@ def test_in_gelu_pattern(tmp_path: Path) -> None:
 
 
 def _squeeze_if_graph(tmp_path: Path, columns: int = 16) -> OpGraph:
-    from edgepipe.support.onnx_reader import read_onnx
+    from edgepipe.graph.onnx_reader import read_onnx
     from tests.support.graphs import squeeze_if_onnx
 
     return read_onnx(squeeze_if_onnx(tmp_path / f"squeeze_if_{columns}.onnx", columns=columns))

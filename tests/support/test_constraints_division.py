@@ -1,4 +1,4 @@
-"""The division rule of the Rockchip profiles (edgepipe/support/constraints/division.py), on the probe graphs the
+"""The division rule of the Rockchip profiles (edgepipe/rules/division.py), on the probe graphs the
 toolkit placed (tests/verify/test_rknn.py compiles the same graphs)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.support import read_graph
-from edgepipe.support.constraints import load_constraints
+from edgepipe.rules import load_constraints
 from tests.verify.models import l2_norm_onnx, min_max_front_onnx, run_time_divisions_onnx
 
 

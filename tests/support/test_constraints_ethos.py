@@ -1,4 +1,4 @@
-"""One test per constraint of edgepipe/support/constraints/integer_tensors.py, and of the Ethos-U rules in
+"""One test per constraint of edgepipe/rules/integer_tensors.py, and of the Ethos-U rules in
 constraints/tensors.py: a graph that fails it and one that passes. The placements and compile failures these rules
 predict are checked against Vela in tests/verify/test_vela.py.
 """
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper
 
-from edgepipe.support.constraints import load_constraints
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.rules import load_constraints
+from edgepipe.graph.opgraph import OpGraph, OpNode
 from tests.support.graphs import onnx_graph, single
 
 

@@ -1,4 +1,4 @@
-"""One test per constraint of edgepipe/support/constraints/sequence.py: a graph that fails it and one that passes.
+"""One test per constraint of edgepipe/rules/sequence.py: a graph that fails it and one that passes.
 
 The placements these rules predict are checked against rknn-toolkit2 in tests/verify/test_rknn_sequence.py.
 """
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper
 
-from edgepipe.support.constraints import load_constraints
-from edgepipe.support.graph import OpGraph, OpNode
+from edgepipe.rules import load_constraints
+from edgepipe.graph.opgraph import OpGraph, OpNode
 from tests.support.graphs import onnx_graph
 
 FLOAT = TensorProto.FLOAT

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.support.stage import deployed_artifact
+from edgepipe.stages.support import deployed_artifact
 from edgepipe.targets import load_profile
 
 

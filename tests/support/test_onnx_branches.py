@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from edgepipe.support.onnx_branches import inline_known_branches, known_conditions
+from edgepipe.graph.onnx_branches import inline_known_branches, known_conditions
 from tests.support.graphs import squeeze_if_onnx
 
 

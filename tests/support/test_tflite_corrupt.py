@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 from edgepipe.errors import ModelLoadError
-from edgepipe.support.tflite_reader import read_tflite
+from edgepipe.graph.tflite_reader import read_tflite
 from tests.thirdparty import fetch
 
 

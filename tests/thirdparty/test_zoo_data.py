@@ -17,7 +17,7 @@ import onnxruntime as ort
 import pytest
 
 from edgepipe.config import load_config
-from edgepipe.data import load_dataset
+from edgepipe.data.dataset import load_dataset
 from edgepipe.tensors import Signature, TensorSpec
 from tests.thirdparty import zoo
 

@@ -16,7 +16,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from edgepipe.data import Dataset
+from edgepipe.data.dataset import Dataset
 from edgepipe.quantize.ladder import LadderContext, LadderSettings
 from edgepipe.quantize.onnx_to_torch import ConversionFailed, convert_onnx
 from edgepipe.quantize.qat_torch_step import torch_qat_step
@@ -200,7 +200,7 @@ def test_onnx_qat_distils_a_real_recognizer_on_the_graph_ort_quantizes(tmp_path:
     import torch
 
     from edgepipe.config import load_config
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.load import load_model
     from edgepipe.metrics.compare import run_outputs
     from edgepipe.quantize.fake_quant_fx import insert_fake_quant
@@ -255,7 +255,7 @@ def test_onnx_qat_distils_a_real_recognizer_on_the_graph_ort_quantizes(tmp_path:
 def test_a_tflite_input_is_trained_through_its_onnx_form(tmp_path: Path) -> None:
     """MediaPipe's face detector (a float TFLite): QAT distils through the ONNX form tf2onnx made of it."""
     from edgepipe.config import load_config
-    from edgepipe.data import load_dataset
+    from edgepipe.data.dataset import load_dataset
     from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
     from edgepipe.load import load_model
     from tests.thirdparty.zoo import BY_NAME, DataSize, prepare

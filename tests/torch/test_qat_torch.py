@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from edgepipe.config import PROJECT_ROOT
-from edgepipe.data import Dataset, load_dataset
+from edgepipe.data.dataset import Dataset, load_dataset
 from edgepipe.export.torch_to_onnx import export_program_to_onnx
 from edgepipe.load import load_model
 from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder

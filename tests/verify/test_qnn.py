@@ -10,8 +10,8 @@ import pytest
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.toolchains.qnn import QnnHtp
-from edgepipe.verify import vendor_verification
+from edgepipe.vendors.qnn.emulator import QnnHtp
+from edgepipe.vendors import vendor_verification
 from tests.verify.models import (
     conv3d_net_onnx,
     conv_net_onnx,
@@ -165,7 +165,7 @@ def test_matching_by_exact_name_and_layout_cancelled_nodes(tmp_path: Path) -> No
     import numpy as np
     from onnx import TensorProto, helper
 
-    from edgepipe.toolchains.qnn import EP, vendor_placement
+    from edgepipe.vendors.qnn.emulator import EP, vendor_placement
     from tests.support.graphs import onnx_graph
 
     nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"], name="dq"),

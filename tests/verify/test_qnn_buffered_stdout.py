@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edgepipe.toolchains.qnn import QnnHtp
+from edgepipe.vendors.qnn.emulator import QnnHtp
 from tests.verify.models import conv_net_onnx, qdq_onnx
 
 SHAPE = (1, 3, 16, 16)

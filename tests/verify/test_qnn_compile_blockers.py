@@ -9,7 +9,7 @@ import pytest
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.toolchains.qnn import QnnHtp
+from edgepipe.vendors.qnn.emulator import QnnHtp
 from tests.verify.models import dilated_conv1d_onnx, qdq_onnx
 
 # (channels, length, dilation, padded): dilated reach x channels 128 x 8191 (fails), 128 x 6001, and a padded

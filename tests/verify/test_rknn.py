@@ -13,10 +13,10 @@ from onnx import TensorProto, helper
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.toolchains import rknn_layers
-from edgepipe.toolchains.rknn import Rknn, accuracy_figures, seeded_inputs
-from edgepipe.toolchains.rknn_runner import _advised_rules
-from edgepipe.verify import vendor_verification
+from edgepipe.vendors.rknn import layers as rknn_layers
+from edgepipe.vendors.rknn.toolkit import Rknn, accuracy_figures, seeded_inputs
+from edgepipe.vendors.rknn.runner import _advised_rules
+from edgepipe.vendors import vendor_verification
 from tests.support.graphs import loop_onnx, squeeze_if_onnx
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (
@@ -297,7 +297,7 @@ def test_long_tensor_names_are_shortened_everywhere_and_put_back(tmp_path: Path)
     too; node names stay, and the toolkit's text reads with the model's own names again."""
     import onnx
 
-    from edgepipe.toolchains.rknn_model import MAX_TENSOR_NAME, toolkit_model
+    from edgepipe.vendors.rknn.model import MAX_TENSOR_NAME, toolkit_model
 
     model = runtime_if_onnx(tmp_path / "if.onnx")
     long = "flat_" + "x" * MAX_TENSOR_NAME
@@ -630,7 +630,7 @@ def test_a_layer_norm_without_epsilon_is_given_the_default_and_runs_on_the_npu(r
     import numpy as np
     import onnx
 
-    from edgepipe.toolchains.rknn_model import toolkit_model
+    from edgepipe.vendors.rknn.model import toolkit_model
 
     constants = {"scale": np.ones(16, np.float32), "bias": np.zeros(16, np.float32)}
     model = conv_then_onnx(tmp_path / "ln.onnx", [1, 64, 16], "LayerNormalization", constants, axis=-1)

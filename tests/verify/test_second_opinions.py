@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edgepipe.verify import gpu_analyzer, mobile_usability
+from edgepipe.vendors import ort_mobile, tflite_gpu
 
 USABILITY_OUTPUT = """\
 INFO:  7 partitions with a total of 7/31 nodes can be handled by the NNAPI EP.
@@ -15,17 +15,17 @@ INFO:  Model should perform well with CoreML MLProgram as is: YES
 
 
 def test_parse_mobile_usability() -> None:
-    figures = mobile_usability.parse(USABILITY_OUTPUT)
+    figures = ort_mobile.parse(USABILITY_OUTPUT)
     assert figures == {"NNAPI nodes": "7/31 in 7 partitions", "CoreML MLProgram nodes": "31/31 in 1 partitions",
                        "NNAPI recommended": "NO", "CoreML MLProgram recommended": "YES"}
 
 
 def test_mobile_usability_runs_on_onnx(tiny: dict[str, Path]) -> None:
-    result = mobile_usability.second_opinion(tiny["onnx"])
+    result = ort_mobile.second_opinion(tiny["onnx"])
     assert result.status == "ran", result.detail
     assert any(key.endswith("nodes") for key in result.extra)
 
 
 def test_gpu_analyzer_flags_nothing_on_probe(probe_tflite: dict[str, Path]) -> None:
-    result = gpu_analyzer.second_opinion(probe_tflite["float"])
+    result = tflite_gpu.second_opinion(probe_tflite["float"])
     assert result.status == "ran" and result.extra["gpu_compatible"] == "yes"

@@ -8,8 +8,8 @@ import pytest
 
 from edgepipe.support import check_model, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.toolchains import vela
-from edgepipe.verify import vendor_verification
+from edgepipe.vendors import vela
+from edgepipe.vendors import vendor_verification
 
 VELA_OUTPUT = """\
 Warning (supported operators) operator: LOG_SOFTMAX, ofm: 'StatefulPartitionedCall_1:0'
@@ -239,7 +239,7 @@ def test_a_compile_the_tool_did_not_finish_is_run_again(stress_tflite: Path, tmp
 def test_the_time_limit_comes_from_the_environment_and_its_timeout_says_how_to_raise_it(
         stress_tflite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from edgepipe.errors import UserError
-    from edgepipe.toolchains.base import TIMEOUT_VARIABLE
+    from edgepipe.vendors.base import TIMEOUT_VARIABLE
 
     assert vela.Vela().limit_s() == vela.Vela.timeout_s == 1800.0
     monkeypatch.setenv(TIMEOUT_VARIABLE, "0.001")  # a real Vela run that cannot finish in a millisecond

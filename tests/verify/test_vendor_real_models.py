@@ -24,7 +24,7 @@ import pytest
 from edgepipe.load import load_model
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.verify import vendor_verification
+from edgepipe.vendors import vendor_verification
 from tests.conftest import run_cli
 from tests.thirdparty import fetch
 from tests.verify.models import conv_net_onnx

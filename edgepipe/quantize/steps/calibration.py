@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from edgepipe.containment import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import CandidateScore, StepOutcome
 from edgepipe.quantize.steps.common import quantize_all
-from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 
 
 def candidates(context: LadderContext, fmt: str) -> list[QuantRecipe]:

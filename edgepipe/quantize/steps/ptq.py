@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
+from edgepipe.containment import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 from edgepipe.quantize.ladder_context import SUFFIX, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
 from edgepipe.quantize.steps.common import artifact_of, either_granularity
-from edgepipe.stages.boundaries import ORT_QUANTIZER, TFLITE_CONVERTER, contained
 
 
 def ptq_step(context: LadderContext) -> StepResult:

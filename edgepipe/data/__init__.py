@@ -1,0 +1,1 @@
+"""Calibration and evaluation data: arrays, image and audio folders, preprocessing, checked against the model."""
