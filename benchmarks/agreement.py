@@ -40,14 +40,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from edgepipe.support import SupportReport, check_graph, read_graph  # noqa: E402 - after the path set-up above
 from edgepipe.graph.opgraph import OpGraph  # noqa: E402
+from edgepipe.support import SupportReport, check_graph, read_graph  # noqa: E402 - after the path set-up above
 from edgepipe.support.report import Verification  # noqa: E402
 from edgepipe.targets import TargetProfile, load_profile  # noqa: E402
+from edgepipe.vendors.compare import compare  # noqa: E402
 from edgepipe.vendors.qnn.emulator import QnnHtp  # noqa: E402
 from edgepipe.vendors.registry import toolchain_for  # noqa: E402
 from edgepipe.vendors.rknn.toolkit import Rknn  # noqa: E402
-from edgepipe.vendors.compare import compare  # noqa: E402
 
 TARGETS = ["ethos-u55", "ethos-u85", "mobile-npu", "rk3588", "rk3576"]
 #: The build target whose artifact each agreement target reads (Rockchip profiles deploy edge-box-npu's float ONNX).

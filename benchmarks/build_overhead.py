@@ -102,7 +102,7 @@ config = load_config(Path(sys.argv[1]))
 inputs = validate_inputs(config, StageLog(None))
 out = Path(sys.argv[2]); out.mkdir(exist_ok=True)
 import onnx
-from edgepipe.export.onnx_constants import constants_to_initializers
+from edgepipe.graph.onnx_edit import constants_to_initializers
 model = onnx.ModelProto(); model.CopyFrom(inputs.model.handle); constants_to_initializers(model)
 onnx.save(model, str(out / "model.onnx"))
 for spec, array in zip(inputs.model.signature.inputs, inputs.calibration.inputs):

@@ -19,3 +19,17 @@ MODEL_ESTIMATE: FigureKind = "model estimate"
 
 #: The error text of a model estimate without a held-out measurement on a calibrated host.
 UNVALIDATED = "unvalidated"
+
+
+#: What a report shows for a figure it does not have.
+MISSING = "–"
+
+
+def pct(value: float | None) -> str:
+    """A share in [0, 1] as a percentage with two decimals (``0.9512`` → ``95.12%``), or ``–``."""
+    return MISSING if value is None else f"{100 * value:.2f}%"
+
+
+def num(value: float | None, fmt: str = ".2f") -> str:
+    """``value`` in the format ``fmt`` (``format()`` spec), or ``–`` when there is none."""
+    return MISSING if value is None else format(value, fmt)

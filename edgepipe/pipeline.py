@@ -30,7 +30,6 @@ from edgepipe.config import BuildConfig
 from edgepipe.gate import GateResult, apply_baseline, load_baseline
 from edgepipe.health import check_artifact
 from edgepipe.output import StagingFolder
-from edgepipe.quantize import quantized_once
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report import BuildReport
 from edgepipe.report.summary import BuildSummary, summarise, write_summary
@@ -186,7 +185,6 @@ def _build_targets(config: BuildConfig, targets: tuple[TargetProfile, ...], root
                    result: BuildResult) -> None:
     """The full pipeline for ``targets``: export once, quantize once per group of equal requirements."""
     names = [t.name for t in targets]
-    quantized_once.forget()
     inputs = validate_inputs(config.model_copy(update={"targets": names}), stages)
     with StagingFolder(root / ".scratch") as scratch:
         assert scratch.path is not None

@@ -12,7 +12,8 @@ PACKAGE = Path(edgepipe.__file__).resolve().parent
 
 #: Modules that once formed import cycles or read reports as dicts; they import edgepipe at module level only.
 TOP_LEVEL_ONLY = ("cli/app.py", "stages/per_target.py", "stages/context.py", "stages/custom_ops.py",
-                  "stages/support.py", "stages/performance.py", "perf/predict.py", "perf/calibration.py", "perf/report.py",
+                  "stages/support.py", "stages/performance.py", "perf/predict.py", "perf/calibration.py",
+                  "perf/report.py",
                   "report/html.py", "report/extract.py", "report/markdown.py", "targets/registry.py",
                   "cli/targets_cmd.py", "metrics/paired.py")
 

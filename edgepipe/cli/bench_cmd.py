@@ -107,9 +107,10 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
                 calib: Path | None) -> tuple[list[Int8Form], str | None]:
     import numpy as np
 
+    from edgepipe.data.dataset import Dataset, load_dataset
     from edgepipe.errors import ConfigError
-    from edgepipe.quantize.host.fastest import QOPERATOR_NAME, compare_int8_forms, make_qoperator
-    from edgepipe.quantize.host.forms import QDQ_U8_NAME
+    from edgepipe.quantize.host.fastest import QOPERATOR_NAME, compare_int8_forms
+    from edgepipe.quantize.host.forms import QDQ_U8_NAME, make_qoperator
     from edgepipe.quantize.host.qdq_uint8 import uint8_activations
     from edgepipe.runtimes import open_runner
 
@@ -119,14 +120,12 @@ def _int8_forms(paths: list[Path], settings: BenchSettings, scratch: Path,
     with open_runner(float_onnx) as runner:
         signature = runner.signature
     if calib is not None:
-        from edgepipe.data.dataset import load_dataset
-
-        samples = list(load_dataset(calib, signature, role="calibration").samples(limit=64))
+        data = load_dataset(calib, signature, role="calibration")
     else:  # latency does not depend on the calibration; accuracy would
         rng = np.random.default_rng(0)
-        samples = [[rng.random(tuple(d or 1 for d in s.shape)).astype(np.float32) for s in signature.inputs]
-                   for _ in range(16)]
-    qop = make_qoperator(float_onnx, scratch / QOPERATOR_NAME, samples)
+        data = Dataset(path=Path("random inputs"), labels=None, sha256="", inputs=tuple(
+            rng.random((16, *(d or 1 for d in s.shape[1:]))).astype(np.float32) for s in signature.inputs))
+    qop = make_qoperator(float_onnx, scratch / QOPERATOR_NAME, data, scratch)
     forms = [*paths, qop]
     qdq = next((p for p in paths if p.name == "model_int8.onnx"), None)
     shifted = uint8_activations(qdq, scratch / QDQ_U8_NAME) if qdq is not None and all(

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from edgepipe.graph.onnx_edit import attributes, constant_values
+
 #: The axis of the NCHW Conv that holds the inserted unit dimension.
 _UNIT = 2
 
@@ -37,28 +39,10 @@ class _Chain:
     out_of_conv: tuple[int, ...]
 
 
-def _attrs(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
-def _constants(model: Any) -> dict[str, Any]:
-    """Every constant tensor of the main graph as a numpy array: initializers and Constant nodes' values."""
-    from onnx import numpy_helper
-
-    found = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    for node in model.graph.node:
-        value = _attrs(node).get("value") if node.op_type == "Constant" else None
-        if value is not None:
-            found[node.output[0]] = numpy_helper.to_array(value)
-    return found
-
-
 def _axes(node: Any, constants: dict[str, Any]) -> list[int] | None:
     """The ``axes`` of an Unsqueeze or Squeeze (an attribute before opset 13, a constant input since), or None."""
-    if "axes" in _attrs(node):
-        return list(_attrs(node)["axes"])
+    if "axes" in attributes(node):
+        return list(attributes(node)["axes"])
     if len(node.input) > 1 and node.input[1] in constants:
         return [int(a) for a in constants[node.input[1]].ravel()]
     return None
@@ -108,7 +92,7 @@ def _into_conv(conv: Any, producers: dict[str, Any],
     nodes, perm = [], [0, 1, 2, 3]
     node = producers.get(conv.input[0])
     if node is not None and node.op_type == "Transpose":
-        perm = list(_attrs(node).get("perm", [3, 2, 1, 0]))
+        perm = list(attributes(node).get("perm", [3, 2, 1, 0]))
         nodes.append(node)
         node = producers.get(node.input[0])
     axes = _axes(node, constants) if node is not None and node.op_type == "Unsqueeze" else None
@@ -131,7 +115,7 @@ def _out_of_conv(conv: Any, readers: dict[str, list[Any]],
         return None
     perm, moved = [0, 1, 2, 3], []
     if node.op_type == "Transpose":
-        perm = list(_attrs(node).get("perm", [3, 2, 1, 0]))
+        perm = list(attributes(node).get("perm", [3, 2, 1, 0]))
         moved = [node]
         node = _only_reader(node.output[0], readers, "Squeeze")
     axes = _axes(node, constants) if node is not None else None
@@ -147,7 +131,7 @@ def _out_of_conv(conv: Any, readers: dict[str, list[Any]],
 def _foldable_conv(conv: Any, weight: Any) -> bool:
     """Whether ``conv`` is a 2-D Conv whose H axis has kernel 1 and no padding (stride and dilation then do
     nothing there: the output keeps H = 1)."""
-    attrs = _attrs(conv)
+    attrs = attributes(conv)
     kernel = list(attrs.get("kernel_shape", weight.shape[2:] if weight.ndim == 4 else []))
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     return (weight.ndim == 4 and weight.shape[2] == 1 and kernel == list(weight.shape[2:]) and len(pads) == 4
@@ -157,7 +141,7 @@ def _foldable_conv(conv: Any, weight: Any) -> bool:
 
 def _chains(model: Any) -> list[_Chain]:
     """Every foldable Unsqueeze -> (Transpose) -> Conv -> (Transpose) -> Squeeze chain of ``model``'s main graph."""
-    constants = _constants(model)
+    constants = constant_values(model)
     producers = {out: node for node in model.graph.node for out in node.output}
     readers = _consumers(model)
     found = []
@@ -179,7 +163,7 @@ def _conv1d(chain: _Chain, source: str, output: str, weight: str) -> Any:
     """The 1-D Conv of ``chain``: the 2-D Conv's W-axis attributes, its groups and bias."""
     from onnx import helper
 
-    attrs = _attrs(chain.conv)
+    attrs = attributes(chain.conv)
     kept: dict[str, Any] = {"kernel_shape": [int(chain.weight.shape[3])],
                             "strides": [int(attrs.get("strides", [1, 1])[1])],
                             "dilations": [int(attrs.get("dilations", [1, 1])[1])],

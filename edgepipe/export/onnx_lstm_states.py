@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edgepipe.graph.onnx_edit import attributes
+
 log = logging.getLogger(__name__)
 
 #: Positions of ``initial_h`` and ``initial_c`` among an LSTM's inputs.
@@ -25,12 +27,6 @@ _STATES = (5, 6)
 #: onnx2tf runs onnxsim this many times in a row; edgepipe does the same for the models it simplifies itself.
 SIMPLIFY_ROUNDS = 3
 SIMPLIFY_TIMEOUT_S = 600
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _lstms(model: Any) -> list[Any]:
@@ -69,7 +65,7 @@ def add_zero_states(model: Any) -> int:
 
     changed = 0
     for node in stateless_lstms(model):
-        attrs = _attrs(node)
+        attrs = attributes(node)
         layout = int(attrs.get("layout", 0))
         batch = _batch(model, node, layout)
         if batch is None:

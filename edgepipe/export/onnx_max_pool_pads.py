@@ -19,14 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from edgepipe.graph.onnx_edit import attributes
+
 #: Spatial rank of the pools rewritten (NCHW 2-D pooling).
 _SPATIAL = 2
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _pool_padding(size: int, kernel: int, stride: int, begin: int, end: int, ceil: bool) -> tuple[int, int, int]:
@@ -82,7 +78,7 @@ def _non_negative(name: str, producers: dict[str, Any], constants: dict[str, Any
     if node.op_type in ("Relu", "Sigmoid", "Softmax", "Abs"):
         return True
     if node.op_type == "Clip":
-        low = _attrs(node).get("min")
+        low = attributes(node).get("min")
         if low is None and len(node.input) > 1 and node.input[1] in constants:
             low = float(numpy_helper.to_array(constants[node.input[1]]))
         return low is not None and low >= 0
@@ -101,7 +97,7 @@ def exact_max_pools(model: Any) -> int:
     constants = {t.name: t for t in model.graph.initializer}
     rewritten, nodes = 0, []
     for node in model.graph.node:
-        attrs = _attrs(node)
+        attrs = attributes(node)
         shape = shapes.get(node.input[0] if node.input else "", [])
         kernel = list(attrs.get("kernel_shape", []))
         if (node.op_type != "MaxPool" or len(node.output) > 1 or len(kernel) != _SPATIAL or len(shape) != 4

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _constants(model: Any) -> dict[str, Any]:
-    from onnx import numpy_helper
-
-    return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+from edgepipe.graph.onnx_edit import initializer_values
 
 
 def _reversed_axes(node: Any, constants: dict[str, Any], shape: list[int]) -> list[int] | None:
@@ -51,7 +47,7 @@ def reverse_slices_as_gathers(model: Any) -> int:
     inferred = onnx.shape_inference.infer_shapes(model)
     shapes = {v.name: [d.dim_value if d.HasField("dim_value") else 0 for d in v.type.tensor_type.shape.dim]
               for v in (*inferred.graph.value_info, *inferred.graph.input)}
-    constants = _constants(model)
+    constants = initializer_values(model)
     nodes, rewritten = [], 0
     for node in model.graph.node:
         shape = shapes.get(node.input[0]) if node.op_type == "Slice" and node.input else None

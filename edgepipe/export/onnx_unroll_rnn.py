@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgepipe.graph.onnx_edit import attributes
+
 #: The recurrent ops unrolled, and their gate count: LSTM (i, o, f, c), GRU (z, r, h), RNN (one).
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 #: Activations the unrolled graph writes as one ONNX op each.
@@ -44,12 +46,6 @@ class _Builder:
         out = self.name(hint or op_type.lower())
         self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
         return out
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _text(value: Any) -> str:
@@ -176,7 +172,7 @@ def _unroll(model: Any, node: Any, shapes: dict[str, list[int]]) -> list[Any] | 
     """The nodes replacing ``node``, or None when it stays (see the module docstring)."""
     import numpy as np
 
-    attrs = _attrs(node)
+    attrs = attributes(node)
     kind, layout = node.op_type, int(attrs.get("layout", 0))
     inputs = list(node.input) + [""] * (8 - len(node.input))
     x_shape = _static_shape(shapes, inputs[0])

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from edgepipe.errors import UserError
+from edgepipe.figures import num
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.report import FleetReport
 from edgepipe.fleet.spec import FleetGate
@@ -63,10 +64,6 @@ def write_fleet_baseline(report: FleetReport, path: Path) -> Path:
                            fix="Give --write-baseline a writable path", overwrite=True)
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return "–" if value is None else format(value, fmt)
-
-
 def _cell_regressions(old: FleetCell, new: FleetCell, gate: FleetGate) -> list[CellRegression]:
     found: list[CellRegression] = []
 
@@ -79,11 +76,11 @@ def _cell_regressions(old: FleetCell, new: FleetCell, gate: FleetGate) -> list[C
     of, nf = old.fidelity, new.fidelity
     if of and nf and of.int8_top1 is not None and nf.int8_top1 is not None:
         if 100 * (of.int8_top1 - nf.int8_top1) > gate.fidelity_points:
-            add("int8 top-1", _num(100 * of.int8_top1, ".2f") + "%", _num(100 * nf.int8_top1, ".2f") + "%",
+            add("int8 top-1", num(100 * of.int8_top1, ".2f") + "%", num(100 * nf.int8_top1, ".2f") + "%",
                 f"-{gate.fidelity_points} points")
     if of and nf and of.min_cosine is not None and nf.min_cosine is not None:
         if of.min_cosine - nf.min_cosine > gate.cosine:
-            add("int8 cosine", _num(of.min_cosine, ".4f"), _num(nf.min_cosine, ".4f"), f"-{gate.cosine}")
+            add("int8 cosine", num(of.min_cosine, ".4f"), num(nf.min_cosine, ".4f"), f"-{gate.cosine}")
     if gate.cpu_ops and old.cpu_ops is not None and new.cpu_ops is not None:
         grown = {op: n for op, n in new.cpu_ops.items() if n > old.cpu_ops.get(op, 0)}
         if grown:

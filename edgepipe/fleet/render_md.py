@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from edgepipe.figures import num
 from edgepipe.fleet.cells import FleetCell
 from edgepipe.fleet.report import FleetReport
 
@@ -27,10 +28,6 @@ def cpu_ops_text(cell: FleetCell) -> str:
 
 def icon(cell: FleetCell) -> str:
     return _ICONS.get(cell.verdict, "⚠️") if cell.status in ("built", "restored") else "💥"
-
-
-def _num(value: float | int | None, fmt: str) -> str:
-    return "–" if value is None else format(value, fmt)
 
 
 def _matrix(report: FleetReport) -> list[str]:
@@ -62,8 +59,8 @@ def render_fleet_markdown(report: FleetReport) -> str:
         name = f"[{c.target}]({c.report})" if c.report else c.target
         reason = " ".join(c.reason.split()).replace("|", "/")
         lines.append(f"| {c.model} | {name} | {icon(c)} {c.verdict} | {fidelity_text(c)} | {cpu_ops_text(c)} | "
-                     f"{_num(c.partitions, 'd')} | {_num(c.latency_ms_estimate, '.3f')} | "
-                     f"{_num(c.energy_mj_estimate, '.4f')} | {_num(c.size_bytes, ',')} | "
+                     f"{num(c.partitions, 'd')} | {num(c.latency_ms_estimate, '.3f')} | "
+                     f"{num(c.energy_mj_estimate, '.4f')} | {num(c.size_bytes, ',')} | "
                      f"{'hit' if c.status == 'restored' else c.status} | {reason[:300]} |")
     lines.append("")
     return "\n".join(lines)

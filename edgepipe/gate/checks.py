@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgepipe.config import GateConfig
+from edgepipe.figures import pct
 from edgepipe.report import extract
 
 Report = dict[str, Any]
@@ -38,10 +39,6 @@ class Finding:
 Check = Callable[[Report, Report, GateConfig], list[Finding]]
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}%"
-
-
 def check_accuracy(baseline: Report, current: Report, tol: GateConfig) -> list[Finding]:
     """Float and int8 accuracy (per format) may fall by at most ``gate.accuracy_points`` percentage points."""
     old, new = baseline.get("accuracy") or {}, current.get("accuracy") or {}
@@ -56,8 +53,8 @@ def check_accuracy(baseline: Report, current: Report, tol: GateConfig) -> list[F
         if before is None:
             continue
         fell = after is None or 100 * (before - after) > tol.accuracy_points + 1e-9
-        findings.append(Finding(target, "accuracy", subject, _pct(before),
-                                "not measured" if after is None else _pct(after), tolerance, fell))
+        findings.append(Finding(target, "accuracy", subject, pct(before),
+                                "not measured" if after is None else pct(after), tolerance, fell))
     return findings
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.graph.onnx_branches import branch_ops, inline_known_branches, known_conditions
+from edgepipe.graph.onnx_edit import attributes
 from edgepipe.graph.onnx_fold import fold_constants
 from edgepipe.graph.opgraph import OpGraph, OpNode, TensorInfo
 
@@ -40,13 +41,6 @@ def _value_infos(model: Any) -> dict[str, tuple[str, tuple[int | None, ...] | No
     for init in graph.initializer:
         infos[init.name] = (_dtype(init.data_type), tuple(init.dims))
     return infos
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    import onnx
-
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute
-            if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
 
 
 def subgraph_reads(node: Any) -> set[str]:
@@ -213,7 +207,7 @@ def read_onnx(path: Path) -> OpGraph:
 
         inputs = tuple(tensor(n) for n in node.input if n)
         outputs = tuple(tensor(n) for n in node.output if n)
-        attrs = _normalise(node.op_type, _attrs(node), inputs)
+        attrs = _normalise(node.op_type, attributes(node, subgraphs=False), inputs)
         attrs.update(_constant_operands(node, attrs, initializers, folded.values))
         if not_a_number.intersection(node.input):
             attrs["nan_constants"] = [name for name in node.input if name in not_a_number]

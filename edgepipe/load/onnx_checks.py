@@ -135,7 +135,7 @@ def check_input_shapes(model: Any, path: Path) -> None:
         check_declared_tensor(value.name, dims, itemsize, path)
 
 
-def read_onnx(path: Path) -> Any:
+def read_checked_onnx(path: Path) -> Any:
     """The ``onnx.ModelProto`` in ``path``, its external data loaded only after every check passed."""
     import onnx
 

@@ -42,9 +42,9 @@ def load(path: Path, input_shapes: dict[str, list[int]] | None = None) -> tuple[
     """The ``onnx.ModelProto`` in ``path`` (checked, dynamic input dims fixed: edgepipe.load.onnx_shapes)."""
     import onnx
 
-    from edgepipe.load.onnx_checks import onnx_rejections, read_onnx
+    from edgepipe.load.onnx_checks import onnx_rejections, read_checked_onnx
 
-    model = read_onnx(path)  # size limit, opsets, domains, external-data paths: checked before loading data
+    model = read_checked_onnx(path)  # size limit, opsets, domains, external-data paths: checked before loading data
     declare_ir4_for_bare_initializers(model)
     with rejected_by("onnx", ("onnx", "google"), onnx_rejections(), "not a valid ONNX model", path,
                      "Export the model again; check the file is complete"):

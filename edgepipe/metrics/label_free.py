@@ -25,7 +25,8 @@ from typing import Literal
 
 import numpy as np
 
-SQNR_CAP_DB = 200.0
+from edgepipe.metrics.similarity import cosine, sqnr_db
+
 OutputKind = Literal["class-scores", "regression"]
 _CLASS_NAME = re.compile(r"logit|prob|softmax|class|cls|label|score", re.IGNORECASE)
 
@@ -84,28 +85,6 @@ class Thresholds:
         if self.max_abs_error is not None and agreement.max_abs_error > self.max_abs_error:
             out.append(f"{name}: max abs error {agreement.max_abs_error:.4g} > {self.max_abs_error:g}")
         return out
-
-
-def cosine(reference: np.ndarray, candidate: np.ndarray) -> float:
-    """Cosine similarity of the flattened arrays; 1.0 when both are all zeros, 0.0 when only one is."""
-    ref = reference.astype(np.float64).ravel()
-    cand = candidate.astype(np.float64).ravel()
-    norms = np.linalg.norm(ref) * np.linalg.norm(cand)
-    if norms == 0.0:
-        return 1.0 if not ref.any() and not cand.any() else 0.0
-    return float(np.clip(ref @ cand / norms, -1.0, 1.0))
-
-
-def sqnr_db(reference: np.ndarray, candidate: np.ndarray) -> float:
-    """Signal-to-quantization-noise ratio in dB, capped at :data:`SQNR_CAP_DB`."""
-    ref = reference.astype(np.float64).ravel()
-    noise = float(np.sum((ref - candidate.astype(np.float64).ravel()) ** 2))
-    signal = float(np.sum(ref**2))
-    if noise == 0.0:
-        return SQNR_CAP_DB
-    if signal == 0.0:
-        return -SQNR_CAP_DB
-    return float(min(SQNR_CAP_DB, 10.0 * np.log10(signal / noise)))
 
 
 def output_kind(name: str, reference: np.ndarray) -> OutputKind:

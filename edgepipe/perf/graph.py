@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgepipe.graph.opgraph import DTYPE_BYTES, OpGraph, OpNode, TensorInfo
+from edgepipe.graph.read import read_graph
 from edgepipe.targets.performance import OpKind, Precision
 
 _DATA_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Constant", "ConstantOfShape",
@@ -161,8 +162,6 @@ def graph_work(graph: OpGraph) -> GraphWork:
                      output_bytes=sum(nbytes(t) for t in graph.graph_outputs), source=graph)
 
 
-def read_graph(path: Path) -> GraphWork:
+def read_work(path: Path) -> GraphWork:
     """The per-op work of an ``.onnx`` or ``.tflite`` file."""
-    from edgepipe.support import read_graph as read_support_graph
-
-    return graph_work(read_support_graph(path))
+    return graph_work(read_graph(path))

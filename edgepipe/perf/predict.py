@@ -14,7 +14,7 @@ from edgepipe.errors import MissingToolchain, ProfileError, ToolFailed
 from edgepipe.figures import MODEL_ESTIMATE, VENDOR_ESTIMATE
 from edgepipe.perf.calibration import effective_performance, held_out_error
 from edgepipe.perf.cost_model import default_placement, estimate
-from edgepipe.perf.graph import GraphWork, read_graph
+from edgepipe.perf.graph import GraphWork, read_work
 from edgepipe.perf.power import LatencyAtClock, all_modes
 from edgepipe.perf.report import PerformanceReport, VelaComparison
 from edgepipe.perf.vela_estimate import run_vela
@@ -82,7 +82,7 @@ def predict(path: Path, profile: TargetProfile, mode: str | None = None) -> Perf
         except KeyError as exc:
             raise ProfileError(str(exc.args[0]), path=f"targets/{profile.name}.toml",
                                fix="Pick one of the profile's power modes") from None
-    graph = read_graph(path)
+    graph = read_work(path)
     places = placement(graph, profile, spec)
     vela = None
     latency_at: LatencyAtClock = lambda clock: estimate(graph, spec, clock, places).total_ms  # noqa: E731

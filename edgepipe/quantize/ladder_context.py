@@ -26,6 +26,7 @@ from edgepipe.load import SourceModel
 from edgepipe.metrics.accuracy import top1_accuracy
 from edgepipe.metrics.compare import ModelOutputs, run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
 
@@ -107,6 +108,7 @@ class LadderContext:
     best_recipe: dict[str, QuantRecipe] = field(default_factory=dict)
     sensitivity: list[LayerSensitivity] = field(default_factory=list)
     sensitivity_recipe: str = ""
+    memo: QuantizationMemo = field(default_factory=QuantizationMemo)
 
     @property
     def decision_thresholds(self) -> Thresholds:
@@ -146,11 +148,11 @@ class LadderContext:
         if fmt == "onnx":
             from edgepipe.quantize.onnx_qdq import quantize_onnx
 
-            return quantize_onnx(self.floats["onnx"], out, self.calibration, recipe, self.work)
+            return quantize_onnx(self.floats["onnx"], out, self.calibration, recipe, self.work, memo=self.memo)
         from edgepipe.quantize.tflite_int8 import quantize_tflite
 
         assert self.graph is not None
-        return quantize_tflite(self.graph, out, self.calibration, recipe)
+        return quantize_tflite(self.graph, out, self.calibration, recipe, memo=self.memo)
 
     def _subset(self) -> Dataset:
         """The decision split; label-free, at most ``selection_samples`` of it (top-1 needs every labelled sample)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from edgepipe.figures import num
 from edgepipe.quantize.report import QuantizationReport, StepOutcome
 
 _STATUS = {"met": "✅ met", "missed": "❌ missed", "skipped": "– skipped"}
@@ -65,12 +66,10 @@ def render_quantization(report: QuantizationReport) -> list[str]:
                   "| format | layer | op | isolated SQNR (dB) | isolated cosine | accumulated SQNR (dB) "
                   "| accumulated cosine |", "|---|---|---|---|---|---|---|"]
         for row in worst:
-            lines.append(f"| {row.format} | `{row.layer[:60]}` | {row.op} | {_num(row.isolated_sqnr_db)} | "
-                         f"{_num(row.isolated_cosine, 4)} | {_num(row.accumulated_sqnr_db)} | "
-                         f"{_num(row.accumulated_cosine, 4)} |")
+            lines.append(f"| {row.format} | `{row.layer[:60]}` | {row.op} | {num(row.isolated_sqnr_db)} | "
+                         f"{num(row.isolated_cosine, '.4f')} | {num(row.accumulated_sqnr_db)} | "
+                         f"{num(row.accumulated_cosine, '.4f')} |")
     lines.append("")
     return lines
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from edgepipe.data.dataset import Dataset
 from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
-from edgepipe.metrics.label_free import SQNR_CAP_DB
+from edgepipe.metrics.similarity import SQNR_CAP_DB
 from edgepipe.quantize.ladder_context import LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import keep_nodes_float, quantized_nodes
@@ -105,7 +105,7 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
     from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidGraph, NotImplemented
 
     float_path = context.floats["onnx"]
-    base = onnx.load(str(mixed_base(float_path, context.calibration, recipe, context.work)))
+    base = onnx.load(str(mixed_base(float_path, context.calibration, recipe, context.work, memo=context.memo)))
     prepared = onnx.load(str(preprocess(float_path, context.work / f"{float_path.stem}_prep.onnx")))
     candidates = quantized_nodes(base)
     if not candidates:

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from edgepipe.data.dataset import Dataset
-from edgepipe.quantize import quantized_once
 from edgepipe.quantize.native_ops import restore_native_ops
 from edgepipe.quantize.onnx_prepare import PER_CHANNEL_OPSET, default_opset, needs_bias_adjust_off, prepare_onnx
 from edgepipe.quantize.qdq_params import QdqModel, read_qdq
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import QuantRecipe
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def _file_label(recipe: QuantRecipe) -> str:
 
 
 def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecipe,
-                      scratch: Path) -> tuple[Path, QdqModel]:
+                      scratch: Path, *, memo: QuantizationMemo | None = None) -> tuple[Path, QdqModel]:
     """The graph :func:`quantize_onnx` quantizes for ``float_path``, and how its int8 model quantizes
     it (activations, weights, biases and constants, :mod:`.qdq_params`).
 
@@ -158,23 +158,25 @@ def orts_quantization(float_path: Path, calibration: Dataset, recipe: QuantRecip
     """
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     reference = quantize_onnx(float_path, scratch / f"{float_path.stem}_{_file_label(recipe)}.onnx",
-                              calibration, recipe, scratch)
+                              calibration, recipe, scratch, memo=memo)
     return prepared, read_qdq(reference, prepared)
 
 
-def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> None:
+def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path,
+                  memo: QuantizationMemo | None) -> None:
     """Make ``prepared``'s ranges cache a copy of ``source``'s, calibrating ``source`` first if needed."""
     source_prepared = preprocess(source, scratch / f"{source.stem}_prep.onnx")
     cache = ranges_cache(source_prepared, calibration, recipe, scratch)
     if not cache.is_file():  # never calibrated in this scratch: its int8 model, if any, was copied from another group's
         quantize_onnx(source, scratch / f"{source.stem}_ranges_{_file_label(recipe)}.onnx", calibration,
-                      recipe, scratch, reuse=False)
+                      recipe, scratch, reuse=False, memo=memo)
     shutil.copyfile(cache, ranges_cache(prepared, calibration, recipe, scratch))
 
 
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
                   scratch: Path, *, only_nodes: tuple[str, ...] | None = None,
-                  explicit_activations: bool = False, ranges_of: Path | None = None, reuse: bool = True) -> Path:
+                  explicit_activations: bool = False, ranges_of: Path | None = None, reuse: bool = True,
+                  memo: QuantizationMemo | None = None) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
     ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
@@ -183,19 +185,21 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     Activation ranges come from :func:`ranges_cache` once a first run computed them; ``ranges_of``
     (a float model of the same graph, e.g. before QAT changed its weights) takes that model's
     ranges instead of calibrating this one. ``reuse=False`` quantizes even when an identical
-    quantization was done (:mod:`.quantized_once`), which leaves this ``scratch``'s ranges cache; a copy does not.
+    quantization was done (``memo``, the build's :class:`QuantizationMemo`), which leaves this ``scratch``'s ranges
+    cache; a copy does not.
     """
     import onnx
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
-    memo = quantized_once.memo_key(float_path, recipe, calibration, (only_nodes, explicit_activations, ranges_of))
-    if reuse and quantized_once.reuse(memo, out_path) is not None:
+    memo = memo or QuantizationMemo()
+    key = memo.key(float_path, recipe, calibration, (only_nodes, explicit_activations, ranges_of))
+    if reuse and memo.reuse(key, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     if ranges_of is not None:
-        _share_ranges(ranges_of, prepared, calibration, recipe, scratch)
+        _share_ranges(ranges_of, prepared, calibration, recipe, scratch, memo)
     if recipe.keep_float and not only_nodes:
-        return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo)
+        return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo, key)
     model = onnx.load(str(prepared))
     activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QUInt16
     extra: dict[str, Any] = {
@@ -227,30 +231,32 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
         )
     log.debug("%s", chatter.getvalue().strip())
     log.info("quantized %s -> %s (%s)", float_path.name, out_path.name, recipe.label)
-    quantized_once.remember(memo, out_path)
+    memo.remember(key, out_path)
     return out_path
 
 
-def mixed_base(float_path: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path) -> Path:
+def mixed_base(float_path: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path, *,
+               memo: QuantizationMemo | None = None) -> Path:
     """The fully quantized model (``recipe`` without its float layers, activations explicit) that
     :mod:`.qdq_float_nodes` cuts float layers from; made once per recipe and build."""
     base = replace(recipe, keep_float=())
     folder = scratch / "mixed_base"
     folder.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(repr((str(float_path.resolve()), base, calibration.sha256)).encode()).hexdigest()[:16]
-    return quantize_onnx(float_path, folder / f"{digest}.onnx", calibration, base, scratch, explicit_activations=True)
+    return quantize_onnx(float_path, folder / f"{digest}.onnx", calibration, base, scratch, explicit_activations=True,
+                         memo=memo)
 
 
 def _with_float_nodes(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe, scratch: Path,
-                      prepared: Path, memo: tuple[Any, ...]) -> Path:
+                      prepared: Path, memo: QuantizationMemo, key: tuple[Any, ...]) -> Path:
     import onnx
 
     from edgepipe.quantize.qdq_float_nodes import keep_nodes_float
 
-    base = mixed_base(float_path, calibration, recipe, scratch)
+    base = mixed_base(float_path, calibration, recipe, scratch, memo=memo)
     model, made = keep_nodes_float(onnx.load(str(base)), onnx.load(str(prepared)), recipe.keep_float)
     onnx.save(model, str(out_path))
     log.info("quantized %s -> %s (%s; %d of %d kept nodes read float inputs)", float_path.name, out_path.name,
              recipe.label, len(made), len(recipe.keep_float))
-    quantized_once.remember(memo, out_path)
+    memo.remember(key, out_path)
     return out_path

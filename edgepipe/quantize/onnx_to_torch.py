@@ -35,6 +35,7 @@ import onnx
 from onnx import numpy_helper
 
 from edgepipe.data.dataset import Dataset
+from edgepipe.graph.onnx_edit import constants_to_initializers
 from edgepipe.metrics.compare import run_outputs
 
 #: Worst relative error (max |torch - ORT| / max |ORT|) the converted module may show on the check samples.
@@ -104,17 +105,9 @@ class TrainableOnnx:
     tensors: dict[str, str] = field(default_factory=dict)
 
 
-def _constants_to_initializers(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The same graph with every plain ``Constant`` node's tensor held as an initializer of the same name."""
-    keep = []
-    for node in model.graph.node:
-        if node.op_type == "Constant" and len(node.attribute) == 1 and node.attribute[0].name == "value":
-            model.graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(node.attribute[0].t),
-                                                                   node.output[0]))
-        else:
-            keep.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(keep)
+def _initializers_only(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with every plain ``Constant`` node's tensor held as an initializer of the same name."""
+    constants_to_initializers(model)
     return model
 
 
@@ -234,7 +227,7 @@ def convert_onnx(onnx_path: Path, check: Dataset, samples: int = 4) -> Trainable
     Raises :class:`ConversionFailed` with onnx2torch's (or the check's) message.
     """
     convert = _import_onnx2torch()
-    model = _convertible(_constants_to_initializers(onnx.load(str(onnx_path))))
+    model = _convertible(_initializers_only(onnx.load(str(onnx_path))))
     _fix_shapes(model, [a.shape for a in next(check.samples(1))])
     model = _infer_shapes(model)
     try:

@@ -32,6 +32,6 @@ def run_qat(context: LadderContext, recipe: QuantRecipe, folder: Path) -> dict[s
         path = store_int8_weights(export_onnx(graph, folder / "model_int8.onnx"), recipe.per_channel)
         artifacts["onnx"] = Artifact(path, "onnx", "int8")
     if "tflite" in context.formats:
-        path = quantize_tflite(graph, folder / "model_int8.tflite", context.calibration, recipe)
+        path = quantize_tflite(graph, folder / "model_int8.tflite", context.calibration, recipe, memo=context.memo)
         artifacts["tflite"] = Artifact(path, "tflite", "int8")
     return artifacts

@@ -85,7 +85,8 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     if plan.skipped:
         outcome.note = f"not trained: {plan.explain()}"
         return StepResult(outcome)
-    graph_path, reference = orts_quantization(context.floats["onnx"], context.calibration, recipe, context.work)
+    graph_path, reference = orts_quantization(context.floats["onnx"], context.calibration, recipe, context.work,
+                                              memo=context.memo)
     request = OnnxQatRequest(float_onnx=context.floats["onnx"], calibration=context.calibration, recipe=recipe,
                              samples=samples, steps=plan.steps, learning_rate=settings.qat_learning_rate,
                              graph=graph_path, reference=reference)
@@ -97,7 +98,7 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
                         "build that")
         return StepResult(outcome)
     path = quantize_onnx(result.tuned_onnx, folder / "model_int8.onnx", context.calibration, recipe, context.work,
-                         ranges_of=context.floats["onnx"])  # the ranges it was trained at
+                         ranges_of=context.floats["onnx"], memo=context.memo)  # the ranges it was trained at
     outcome.status, outcome.recipe = "missed", {"onnx": f"qat-distilled/{recipe.label}"}
     outcome.note = (f"onnx2torch form of the graph ORT quantizes, {result.tensors} weight tensors fine-tuned under "
                     f"fake quantization ({result.quantized_tensors} activations at the scales of ORT's {recipe.method} "

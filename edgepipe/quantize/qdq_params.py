@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from edgepipe.graph.onnx_edit import constant_values
+
 #: Suffix ORT gives a graph output it quantizes (the DequantizeLinear after it restores the name).
 RENAMED_OUTPUT = "_QuantizeLinear_Input"
 #: Suffix of the dequantized copy of a quantized weight.
@@ -33,17 +35,6 @@ class QParams:
     high: int
 
 
-def _constants(model: object) -> dict[str, np.ndarray]:
-    from onnx import numpy_helper
-
-    graph = model.graph  # type: ignore[attr-defined]
-    values = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
-            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
-    return values
-
-
 def activation_qparams(path: Path) -> dict[str, QParams]:
     """Float tensor name → how the QDQ model at ``path`` quantizes it, for every per-tensor activation.
 
@@ -53,7 +44,7 @@ def activation_qparams(path: Path) -> dict[str, QParams]:
     import onnx
 
     model = onnx.load(str(path))
-    return _activations(model, _constants(model))
+    return _activations(model, constant_values(model))
 
 
 def _activations(model: object, constants: dict[str, np.ndarray]) -> dict[str, QParams]:
@@ -93,7 +84,7 @@ def read_qdq(path: Path, float_graph: Path) -> QdqModel:
     import onnx
 
     model = onnx.load(str(path))
-    values = _constants(model)
+    values = constant_values(model)
     constants, scales = {}, {}
     for node in model.graph.node:
         if node.op_type != "DequantizeLinear" or node.input[0] not in values or len(node.input) < 2:
@@ -110,6 +101,6 @@ def read_qdq(path: Path, float_graph: Path) -> QdqModel:
         name = node.output[0].removesuffix(DEQUANTIZED)  # float32 arithmetic, as DequantizeLinear's
         constants[name] = centred.astype(np.float32) * scale.astype(np.float32).reshape(shape)
         scales[name] = scale.astype(np.float32)
-    floats = _constants(onnx.load(str(float_graph)))
+    floats = constant_values(onnx.load(str(float_graph)))
     originals = {name: floats[name] for name in constants if name in floats}
     return QdqModel(_activations(model, values), constants, scales, originals)

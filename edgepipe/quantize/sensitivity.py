@@ -27,7 +27,7 @@ def measure_sensitivity(context: LadderContext) -> None:
         int8 = context.quantize(fmt, recipe, folder / f"model_int8.{fmt}")
         if fmt == "onnx":
             rows += onnx_sensitivity(context.floats["onnx"], int8, context.calibration, dataset, recipe,
-                                     context.work, limit)
+                                     context.work, limit, memo=context.memo)
         else:
             assert context.graph is not None
             rows += tflite_sensitivity(context.graph, context.floats["tflite"], int8, context.calibration, dataset,

@@ -16,8 +16,9 @@ import numpy as np
 
 from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.accuracy import predict_logits
-from edgepipe.quantize.metrics import cosine, sqnr_db
+from edgepipe.metrics.similarity import cosine, sqnr_db
 from edgepipe.quantize.onnx_qdq import calibration_reader, graph_inputs, preprocess, quantize_onnx
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity
 
@@ -96,7 +97,8 @@ def added_noise_db(input_sqnr_db: float, output_sqnr_db: float) -> float:
 
 
 def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, dataset: Dataset,
-                     recipe: QuantRecipe, scratch: Path, limit: int = 64) -> list[LayerSensitivity]:
+                     recipe: QuantRecipe, scratch: Path, limit: int = 64, *,
+                     memo: QuantizationMemo | None = None) -> list[LayerSensitivity]:
     """Accumulated and isolated SQNR / cosine of every weight layer of ``int8_path`` (on ``limit`` samples)."""
     from onnxruntime.quantization.qdq_loss_debug import create_activation_matching
 
@@ -118,19 +120,21 @@ def onnx_sensitivity(float_path: Path, int8_path: Path, calibration: Dataset, da
         for tensor in reversed(tensors[1:]):
             match = matched.get(tensor)
             if match and match.get("float") and match.get("post_qdq"):
-                row.accumulated_sqnr_db = sqnr_db(match["float"], match["post_qdq"])
-                row.accumulated_cosine = cosine(match["float"], match["post_qdq"])
+                row.accumulated_sqnr_db = round(sqnr_db(match["float"], match["post_qdq"]), 3)
+                row.accumulated_cosine = round(cosine(match["float"], match["post_qdq"]), 6)
                 break
         source = matched.get(tensors[0])
         if row.accumulated_sqnr_db is not None and source and source.get("float") and source.get("post_qdq"):
-            row.added_noise_db = added_noise_db(sqnr_db(source["float"], source["post_qdq"]), row.accumulated_sqnr_db)
+            source_sqnr = round(sqnr_db(source["float"], source["post_qdq"]), 3)
+            row.added_noise_db = added_noise_db(source_sqnr, row.accumulated_sqnr_db)
         if not isolated:
             rows.append(row)
             continue
-        single = quantize_onnx(float_path, folder / "single.onnx", calibration, recipe, scratch, only_nodes=(node,))
+        single = quantize_onnx(float_path, folder / "single.onnx", calibration, recipe, scratch, only_nodes=(node,),
+                               memo=memo)
         out = predict_logits(single, subset)
         assert float_out is not None
-        row.isolated_sqnr_db, row.isolated_cosine = sqnr_db(float_out, out), cosine(float_out, out)
+        row.isolated_sqnr_db, row.isolated_cosine = round(sqnr_db(float_out, out), 3), round(cosine(float_out, out), 6)
         rows.append(row)
     log.info("ONNX sensitivity of %d layers (%s)", len(rows), recipe.label)
     return rows

@@ -21,8 +21,8 @@ import numpy as np
 
 from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
+from edgepipe.metrics.similarity import cosine, sqnr_db
 from edgepipe.native_logs import native_stderr_to_log
-from edgepipe.quantize.metrics import cosine, sqnr_db
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity
 from edgepipe.quantize.tflite_int8 import int8_converter, selective_debugger
@@ -35,11 +35,11 @@ def _dequantized(quant: Sequence[np.ndarray], scale: float, zero_point: int) -> 
 
 
 def _sqnr(floats: Sequence[np.ndarray], quant: Sequence[np.ndarray], scale: float, zero_point: int) -> float:
-    return sqnr_db(np.asarray(floats), _dequantized(quant, scale, zero_point))
+    return round(sqnr_db(np.asarray(floats), _dequantized(quant, scale, zero_point)), 3)
 
 
 def _cosine(floats: Sequence[np.ndarray], quant: Sequence[np.ndarray], scale: float, zero_point: int) -> float:
-    return cosine(np.asarray(floats), _dequantized(quant, scale, zero_point))
+    return round(cosine(np.asarray(floats), _dequantized(quant, scale, zero_point)), 6)
 
 
 def _all_tensors(path: Path, dataset: Dataset, limit: int) -> dict[str, list[np.ndarray]]:
@@ -94,8 +94,8 @@ def tflite_sensitivity(graph: TFGraph, float_path: Path, int8_path: Path, calibr
                                isolated_sqnr_db=round(float(stats["sqnr"]), 3),
                                isolated_cosine=round(float(stats["cosine"]), 6))
         if name in floats and name in quants and np.shape(floats[name]) == np.shape(quants[name]):
-            row.accumulated_sqnr_db = sqnr_db(floats[name], quants[name])
-            row.accumulated_cosine = cosine(floats[name], quants[name])
+            row.accumulated_sqnr_db = round(sqnr_db(floats[name], quants[name]), 3)
+            row.accumulated_cosine = round(cosine(floats[name], quants[name]), 6)
         rows.append(row)
     log.info("TFLite sensitivity of %d layers (%s)", len(rows), recipe.label)
     return rows

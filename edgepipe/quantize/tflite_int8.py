@@ -17,7 +17,7 @@ import numpy as np
 from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.export.to_tflite import tflite_converter
-from edgepipe.quantize import quantized_once
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import QuantRecipe
 
 
@@ -52,14 +52,16 @@ def int8_converter(graph: TFGraph, calibration: Dataset, recipe: QuantRecipe) ->
     return converter
 
 
-def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe: QuantRecipe) -> Path:
+def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe: QuantRecipe, *,
+                    memo: QuantizationMemo | None = None) -> Path:
     """Write the full-integer TFLite of ``graph`` to ``out_path``, calibrated on ``calibration``.
 
     int16 activations use the converter's 16x8 op set with int16 input and
     output; layers in ``recipe.keep_float`` (output tensor names) stay float.
     """
-    memo = quantized_once.memo_key(graph, recipe, calibration)
-    if quantized_once.reuse(memo, out_path) is not None:
+    memo = memo or QuantizationMemo()
+    key = memo.key(graph, recipe, calibration)
+    if memo.reuse(key, out_path) is not None:
         return out_path
     converter = int8_converter(graph, calibration, recipe)
     from edgepipe.native_logs import native_stderr_to_log
@@ -70,6 +72,7 @@ def quantize_tflite(graph: TFGraph, out_path: Path, calibration: Dataset, recipe
                                  .get_nondebug_quantized_model())
         else:
             out_path.write_bytes(converter.convert())
+    memo.remember(key, out_path)
     return out_path
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from edgepipe.figures import pct
 from edgepipe.output import write_text_atomic
 from edgepipe.report import extract, plots
 from edgepipe.report.accuracy_stats import render_interval
@@ -31,10 +32,6 @@ th{background:#f0f4f2}
 .note{color:#57606a;font-style:italic}.warn{color:#9a6700}
 figure{margin:0}svg{max-width:100%;height:auto}
 """
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}%"
 
 
 def _verdict(verdict: str) -> str:
@@ -62,7 +59,7 @@ def _summary(reports: list[BuildReport]) -> str:
         latency = extract.deployed_latency_ms(report)
         energy = extract.energy_mj(report)
         rows.append(f"<tr><td>{escape(report.target)}</td><td>{_verdict(report.verdict)}</td>"
-                    f"<td>{_pct(extract.best_int8_accuracy(report))}</td>"
+                    f"<td>{pct(extract.best_int8_accuracy(report))}</td>"
                     f"<td>{'–' if latency is None else f'{latency[0]:.4g} ({escape(latency[1])})'}</td>"
                     f"<td>{'–' if energy is None else f'{energy:.4g} (model estimate)'}</td>"
                     f"<td>{escape(report.verdict_reason)}</td></tr>")
@@ -126,8 +123,8 @@ def _placement(reports: list[BuildReport]) -> str:
 
 def _accuracy(acc: AccuracyInfo) -> str:
     """The accuracy table (measured) with each drop's paired 95% interval, and the resolution warnings."""
-    rows = "".join(f"<tr><td>{escape(fmt)}</td><td>{_pct(acc.float_by_format.get(fmt, acc.float))}</td>"
-                   f"<td>{_pct(value)}</td><td>{acc.drop_points.get(fmt, 0.0):+.2f}</td>"
+    rows = "".join(f"<tr><td>{escape(fmt)}</td><td>{pct(acc.float_by_format.get(fmt, acc.float))}</td>"
+                   f"<td>{pct(value)}</td><td>{acc.drop_points.get(fmt, 0.0):+.2f}</td>"
                    f"<td>{render_interval(acc.drop_interval.get(fmt))}</td></tr>" for fmt, value in acc.int8.items())
     warnings = "".join(f'<p class="warn">⚠ {escape(w)}</p>' for w in acc.resolution_warnings)
     return (f"<table><caption>{escape(acc.kind)} on {acc.samples} samples</caption><tr><th>format</th>"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from edgepipe.figures import num
 from edgepipe.metrics.records import ComparisonInfo, LabelFreeInfo, OutputAgreementInfo
 
 __all__ = ["ComparisonInfo", "LabelFreeInfo", "OutputAgreementInfo", "render_label_free"]
-
-
-def _num(value: float | None, fmt: str) -> str:
-    return "–" if value is None else format(value, fmt)
 
 
 def render_label_free(info: LabelFreeInfo) -> list[str]:
@@ -20,7 +17,7 @@ def render_label_free(info: LabelFreeInfo) -> list[str]:
     for comp in info.comparisons:
         for out in comp.outputs:
             lines.append(f"| {comp.artifact} | {comp.reference} | {out.output} | {out.cosine:.4f} | "
-                         f"{out.sqnr_db:.1f} | {out.max_abs_error:.4g} | {_num(out.top1_agreement, '.3f')} | "
-                         f"{_num(out.top5_agreement, '.3f')} |")
+                         f"{out.sqnr_db:.1f} | {out.max_abs_error:.4g} | {num(out.top1_agreement, '.3f')} | "
+                         f"{num(out.top5_agreement, '.3f')} |")
     lines += [f"- {line}" for line in info.failures]
     return [*lines, ""]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from edgepipe.figures import pct
 from edgepipe.perf.render import render_performance_markdown
 from edgepipe.quantize.markdown import render_quantization
 from edgepipe.report.accuracy_stats import render_interval
@@ -9,10 +10,6 @@ from edgepipe.report.custom_ops import render_custom_ops
 from edgepipe.report.label_free import render_label_free
 from edgepipe.report.schema import BuildReport
 from edgepipe.support.render import render_support_markdown
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}%"
 
 
 def render_markdown(report: BuildReport) -> str:
@@ -33,7 +30,7 @@ def render_markdown(report: BuildReport) -> str:
                   f"threshold {acc.threshold_points:g} points)", "",
                   "| format | float | int8 | drop (points) | drop 95% CI (paired) |", "|---|---|---|---|---|"]
         for fmt, int8 in acc.int8.items():
-            lines.append(f"| {fmt} | {_pct(acc.float_by_format.get(fmt, acc.float))} | {_pct(int8)} | "
+            lines.append(f"| {fmt} | {pct(acc.float_by_format.get(fmt, acc.float))} | {pct(int8)} | "
                          f"{acc.drop_points[fmt]:+.2f} | {render_interval(acc.drop_interval.get(fmt))} |")
         lines.append("")
         lines += [f"> ⚠️ {warning}" for warning in acc.resolution_warnings]

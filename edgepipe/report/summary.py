@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from edgepipe.figures import pct
 from edgepipe.report.files import Record as _Record
 from edgepipe.report.files import write_record
 from edgepipe.report.schema import BuildReport, ModelInfo
@@ -76,10 +77,6 @@ def _icon(verdict: str) -> str:
     return {"pass": "✅", "fail": "❌"}.get(verdict, "⚠️")
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}%"
-
-
 def render_summary_markdown(summary: BuildSummary) -> str:
     """A table of targets fit for a pull-request comment."""
     icon = _icon(summary.verdict)
@@ -91,7 +88,7 @@ def render_summary_markdown(summary: BuildSummary) -> str:
         best = max(line.int8_accuracy.values()) if line.int8_accuracy else None
         drop = "–" if line.worst_drop_points is None else f"{line.worst_drop_points:+.2f}"
         size = line.size_bytes.get("model_int8.tflite")
-        lines.append(f"| {line.target} | {_icon(line.verdict)} {line.verdict} | {_pct(best)} | "
+        lines.append(f"| {line.target} | {_icon(line.verdict)} {line.verdict} | {pct(best)} | "
                      f"{drop} | {'–' if size is None else f'{size:,}'} | {'hit' if line.cached else 'built'} | "
                      f"{line.verdict_reason} |")
     lines.append("")

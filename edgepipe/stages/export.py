@@ -83,7 +83,7 @@ def _export_tf_graph(inputs: BuildInputs, folder: Path, scratch: Path,
 def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages: StageLog) -> list[Artifact]:
     import onnx
 
-    from edgepipe.export.onnx_constants import constants_to_initializers
+    from edgepipe.graph.onnx_edit import constants_to_initializers
     from edgepipe.load.onnx_shapes import dynamic_inputs
 
     kind = quantized_kind(inputs.model.handle)

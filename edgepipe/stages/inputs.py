@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from edgepipe.config import BuildConfig
 from edgepipe.data.dataset import Dataset, check_calibration_varies, load_dataset
 from edgepipe.load import SourceModel, load_model
 from edgepipe.output import check_writable
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.stage_log import StageLog
 from edgepipe.targets import TargetProfile, load_profiles
 
@@ -22,6 +23,8 @@ class BuildInputs:
     targets: tuple[TargetProfile, ...]
     #: False when the user turned accuracy gating off (``accuracy.gate = false``); the verdict says so.
     accuracy_gate: bool = True
+    #: What this build quantized already: a group of targets reaching a recipe another group made gets a copy.
+    memo: QuantizationMemo = field(default_factory=QuantizationMemo, compare=False)
 
 
 def _num_classes(model: SourceModel) -> int | None:

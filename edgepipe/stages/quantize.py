@@ -23,6 +23,7 @@ from edgepipe.config import BuildConfig
 from edgepipe.containment import ORT_QUANTIZER, TFLITE_CONVERTER, contained, loadable
 from edgepipe.errors import ToolFailed
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.quantize.settings import ladder_settings
@@ -34,19 +35,19 @@ STAGE = "quantize"
 
 
 def _quantize_one(artifact: Artifact, graph: Any, folder: Path, scratch: Path, calibration: Any,
-                  recipe: QuantRecipe) -> Artifact | None:
+                  recipe: QuantRecipe, memo: QuantizationMemo) -> Artifact | None:
     """The int8 twin of one float artifact (None when there is no quantizer for it), inside its tool's boundary."""
     if artifact.format == "onnx":
         from edgepipe.quantize.onnx_qdq import quantize_onnx
 
         with contained(ORT_QUANTIZER):
-            path = quantize_onnx(artifact.path, folder / "model_int8.onnx", calibration, recipe, scratch)
+            path = quantize_onnx(artifact.path, folder / "model_int8.onnx", calibration, recipe, scratch, memo=memo)
         return Artifact(path, "onnx", "int8")
     if graph is not None:
         from edgepipe.quantize.tflite_int8 import quantize_tflite
 
         with contained(TFLITE_CONVERTER):
-            path = quantize_tflite(graph, folder / "model_int8.tflite", calibration, recipe)
+            path = quantize_tflite(graph, folder / "model_int8.tflite", calibration, recipe, memo=memo)
         return Artifact(path, "tflite", "int8")
     return None
 
@@ -66,7 +67,7 @@ def _plain_ptq(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: 
             continue
 
         def quantize(chosen: QuantRecipe, artifact: Artifact = artifact) -> Artifact | None:
-            return _quantize_one(artifact, graph, folder, scratch, calibration, chosen)
+            return _quantize_one(artifact, graph, folder, scratch, calibration, chosen, inputs.memo)
 
         try:
             made, _, note = either_granularity(quantize, recipe, allowed)
@@ -109,7 +110,7 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
         calibration=inputs.calibration, selection=optional_split(config, inputs, "selection", need_labels=labelled),
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
         threshold=config.accuracy.max_drop_points, settings=settings, work=work,
-        thresholds=thresholds_of(config.accuracy), preparation=preparation)
+        thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo)
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from edgepipe.errors import ModelLoadError, ProfileError
+from edgepipe.errors import ProfileError
 from edgepipe.graph.opgraph import OpGraph
+from edgepipe.graph.read import read_graph
 from edgepipe.rules import load_constraints
 from edgepipe.support.placement import (
     float64_crossings,
@@ -18,23 +19,6 @@ from edgepipe.support.placement import (
 )
 from edgepipe.support.report import CompileBlocker, NodeVerdict, SupportReport
 from edgepipe.targets.profile import OpTable, TargetProfile
-
-
-def read_graph(path: Path) -> OpGraph:
-    """The common op list of an ``.onnx`` or ``.tflite`` file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ModelLoadError("model file not found", path=path, fix="Check the path")
-    if path.suffix == ".onnx":
-        from edgepipe.graph.onnx_reader import read_onnx
-
-        return read_onnx(path)
-    if path.suffix == ".tflite":
-        from edgepipe.graph.tflite_reader import read_tflite
-
-        return read_tflite(path)
-    raise ModelLoadError("the support check reads .onnx or .tflite files", path=path,
-                         fix="Build the model first (`edgepipe build`) and check one of its artifacts")
 
 
 def check_graph(graph: OpGraph, profile: TargetProfile) -> SupportReport:

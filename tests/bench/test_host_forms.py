@@ -50,22 +50,24 @@ def test_model_without_constant_division_is_left_alone(tmp_path, tiny):
 def test_same_recipe_on_the_same_float_model_is_quantized_once(tiny, tmp_path, caplog):
     """A second quantization group reaching the same recipe gets a byte copy, not a second calibration."""
     from edgepipe.data.dataset import load_dataset
-    from edgepipe.quantize import quantized_once
     from edgepipe.quantize.onnx_qdq import quantize_onnx
+    from edgepipe.quantize.quantized_once import QuantizationMemo
     from edgepipe.quantize.recipe import QuantRecipe
     from edgepipe.runtimes import open_runner
 
     with open_runner(tiny["onnx"]) as runner:
         calibration = load_dataset(tiny["onnx_calib"], runner.signature, role="calibration")
-    quantized_once.forget()
+    memo = QuantizationMemo()
     with caplog.at_level(logging.INFO, logger="edgepipe.quantize.quantized_once"):
-        first = quantize_onnx(tiny["onnx"], tmp_path / "a.onnx", calibration, QuantRecipe(), tmp_path)
-        second = quantize_onnx(tiny["onnx"], tmp_path / "b.onnx", calibration, QuantRecipe(), tmp_path)
+        first = quantize_onnx(tiny["onnx"], tmp_path / "a.onnx", calibration, QuantRecipe(), tmp_path, memo=memo)
+        second = quantize_onnx(tiny["onnx"], tmp_path / "b.onnx", calibration, QuantRecipe(), tmp_path, memo=memo)
         other = quantize_onnx(tiny["onnx"], tmp_path / "c.onnx", calibration, QuantRecipe(per_channel=False),
-                              tmp_path)
+                              tmp_path, memo=memo)
+        again = quantize_onnx(tiny["onnx"], tmp_path / "d.onnx", calibration, QuantRecipe(), tmp_path)
     reused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reused the quantization")]
     assert reused == [f"reused the quantization of {first} for b.onnx"]
     assert second.read_bytes() == first.read_bytes() and other.read_bytes() != first.read_bytes()
+    assert again.read_bytes() == first.read_bytes()  # without the build's memo: quantized again, same bytes
 
 
 def _stage_inputs(tmp_path, labels):

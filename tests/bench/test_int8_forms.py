@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from edgepipe.quantize.host.fastest import compare_int8_forms, make_qoperator
+from edgepipe.data.dataset import Dataset
 from edgepipe.latency.measure import BenchSettings, concurrent, single_stream
 from edgepipe.latency.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
+from edgepipe.quantize.host.fastest import compare_int8_forms
+from edgepipe.quantize.host.forms import make_qoperator
 
 
 def test_qoperator_form_uses_qlinear_ops(tiny, tmp_path):
     rng = np.random.default_rng(0)
-    samples = [[rng.random((1, 2, 6, 6), dtype=np.float32)] for _ in range(8)]
-    out = make_qoperator(tiny["onnx"], tmp_path / "q.onnx", samples)
+    data = Dataset(path=tmp_path / "calib.npz", inputs=(rng.random((8, 2, 6, 6), dtype=np.float32),), labels=None,
+                   sha256="")
+    out = make_qoperator(tiny["onnx"], tmp_path / "q.onnx", data, tmp_path)
     ops = {node.op_type for node in onnx.load(str(out)).graph.node}
     assert "QLinearConv" in ops and "Conv" not in ops and "DequantizeLinear" in ops
 

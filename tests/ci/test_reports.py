@@ -13,11 +13,11 @@ import pytest
 import xmlschema
 
 from edgepipe.config import GateConfig
+from edgepipe.gate.junit import render_junit
 from edgepipe.perf.report import ModeEstimate, PerformanceReport
 from edgepipe.quantize.report import LayerSensitivity, QuantizationReport
 from edgepipe.report import extract
 from edgepipe.report.html import render_html
-from edgepipe.gate.junit import render_junit
 from edgepipe.report.schema import SCHEMA_VERSION, BuildReport
 from edgepipe.support.report import NodeVerdict, SupportReport
 from tests.ci.conftest import XSD, Build, edgepipe

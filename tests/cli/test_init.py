@@ -9,8 +9,8 @@ import pytest
 from edgepipe.cli import main
 from edgepipe.config import load_config
 from edgepipe.errors import ExitCode
-from edgepipe.load.init_config import describe_inputs, suggested_shapes
 from edgepipe.load import load_model
+from edgepipe.load.init_config import describe_inputs, suggested_shapes
 from tests.formats.models import nchw_cnn, two_in_two_out
 from tests.thirdparty import fetch
 

@@ -15,8 +15,8 @@ import pytest
 
 from edgepipe.config import PreprocessConfig
 from edgepipe.data.dataset import load_dataset
-from edgepipe.errors import DataError
 from edgepipe.data.preprocess import image_spec_for, load_image_folder
+from edgepipe.errors import DataError
 from edgepipe.tensors import Signature, TensorSpec
 from tests.formats.images import write_sample_images
 

@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from edgepipe.data.dataset import load_dataset
-from edgepipe.export.onnx_constants import constants_to_initializers
+from edgepipe.graph.onnx_edit import constants_to_initializers
 from edgepipe.stages.custom_ops import onnx_custom_ops
 from edgepipe.tensors import Signature, TensorSpec
 

@@ -10,8 +10,8 @@ from PIL import Image
 
 from edgepipe.config import PreprocessConfig
 from edgepipe.data.dataset import load_dataset
-from edgepipe.errors import DataError
 from edgepipe.data.preprocess import ImageSpec, infer_layout, load_image_folder
+from edgepipe.errors import DataError
 from edgepipe.tensors import Signature, TensorSpec
 from tests.formats.images import write_sample_images
 

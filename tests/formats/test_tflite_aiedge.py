@@ -123,9 +123,9 @@ def _if_tflite(path: Path) -> Path:
 def test_control_flow_is_a_reported_quantizer_failure_naming_the_op(tmp_path: Path) -> None:
     from ai_edge_litert.tools import flatbuffer_utils
 
+    from edgepipe.containment import AI_EDGE_QUANTIZER, contained
     from edgepipe.errors import ToolFailed
     from edgepipe.quantize.tflite_aiedge import control_flow_ops
-    from edgepipe.containment import AI_EDGE_QUANTIZER, contained
 
     source = _if_tflite(tmp_path / "gated.tflite")
     assert control_flow_ops(flatbuffer_utils.read_model(str(source))) == ["IF in subgraph 0"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from edgepipe.perf.cost_model import default_placement, estimate, op_time_ms
-from edgepipe.perf.graph import GraphWork, OpWork, read_graph
 from edgepipe.graph.opgraph import OpGraph
+from edgepipe.perf.cost_model import default_placement, estimate, op_time_ms
+from edgepipe.perf.graph import GraphWork, OpWork, read_work
 
 # conv (int8) on the NPU → elementwise (fp32: the int8-only NPU cannot) on the CPU → gemm (int8) on the NPU
 CONV = OpWork(0, "conv", "Conv", "conv", "int8", macs=2_000_000, input_bytes=1000, weight_bytes=1000,
@@ -58,7 +58,7 @@ def test_fused_and_free_ops_cost_nothing(toy_spec):
 
 def test_macs_and_bytes_of_a_real_onnx_graph(tiny):
     """tiny.onnx: Conv 2→8 (3×3, pad 1) on 6×6 → Relu → GlobalAveragePool → Flatten → MatMul 8→4."""
-    ops = {op.op_type: op for op in read_graph(tiny["onnx"]).ops}
+    ops = {op.op_type: op for op in read_work(tiny["onnx"]).ops}
     assert ops["Conv"].macs == 8 * 6 * 6 * 2 * 3 * 3
     assert ops["Conv"].weight_bytes == (8 * 2 * 3 * 3 + 8) * 4
     assert ops["Conv"].input_bytes == 2 * 6 * 6 * 4 and ops["Conv"].output_bytes == 8 * 6 * 6 * 4

@@ -104,7 +104,7 @@ def test_dynamic_quantized_real_model_stays_loadable(tmp_path: Path) -> None:
     """silero-vad through quantize_dynamic (ConvInteger): built as shipped, never rewritten, still loads."""
     from onnxruntime.quantization import quantize_dynamic
 
-    from edgepipe.export.onnx_constants import constants_to_initializers
+    from edgepipe.graph.onnx_edit import constants_to_initializers
     from tests.thirdparty import fetch
     from tests.thirdparty.audio import silero_stream
 

@@ -22,13 +22,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgepipe.artifacts import Artifact
 from edgepipe.cli import main
+from edgepipe.containment import ORT_QUANTIZER, contained, loadable
 from edgepipe.data.dataset import Dataset
 from edgepipe.errors import ExitCode, ToolFailed, UserError
 from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.recipe import DEFAULT_RECIPE
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
-from edgepipe.containment import ORT_QUANTIZER, contained, loadable
 
 PER_TENSOR = 'granularity = "per-tensor"'
 

@@ -9,11 +9,11 @@ import onnx
 import pytest
 
 from edgepipe.data.dataset import load_dataset
-from edgepipe.metrics.accuracy import evaluate_top1, predict_logits
 from edgepipe.export.tf_function import build_tf_graph
 from edgepipe.export.to_onnx import export_onnx
 from edgepipe.export.to_tflite import export_tflite
 from edgepipe.load import load_model
+from edgepipe.metrics.accuracy import evaluate_top1, predict_logits
 from edgepipe.quantize.onnx_qdq import quantize_onnx
 from edgepipe.quantize.recipe import DEFAULT_RECIPE
 from edgepipe.quantize.tflite_int8 import quantize_tflite

@@ -9,8 +9,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.errors import ModelLoadError, ProfileError
-from edgepipe.support import check_graph, check_model
 from edgepipe.graph.opgraph import OpGraph
+from edgepipe.support import check_graph, check_model
 from edgepipe.support.placement import peak_activation_bytes
 from edgepipe.targets import load_profile
 from edgepipe.targets.profile import OpTable, TargetProfile

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from edgepipe.rules import CONSTRAINTS, load_constraints
 from edgepipe.graph.opgraph import OpGraph
+from edgepipe.rules import CONSTRAINTS, load_constraints
 from tests.support.graphs import conv, single
 
 FLOAT, INT8 = TensorProto.FLOAT, TensorProto.INT8

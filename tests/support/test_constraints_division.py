@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edgepipe.support import read_graph
 from edgepipe.rules import load_constraints
+from edgepipe.support import read_graph
 from tests.verify.models import l2_norm_onnx, min_max_front_onnx, run_time_divisions_onnx
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper
 
-from edgepipe.rules import load_constraints
 from edgepipe.graph.opgraph import OpGraph, OpNode
+from edgepipe.rules import load_constraints
 from tests.support.graphs import onnx_graph
 
 FLOAT = TensorProto.FLOAT

@@ -8,8 +8,8 @@ import pytest
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.vendors.rknn.toolkit import Rknn
 from edgepipe.vendors import vendor_verification
+from edgepipe.vendors.rknn.toolkit import Rknn
 from tests.support.conftest import probe_graphs, probe_tflite  # noqa: F401 - pytest fixtures
 
 EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]

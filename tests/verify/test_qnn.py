@@ -10,8 +10,8 @@ import pytest
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.vendors.qnn.emulator import QnnHtp
 from edgepipe.vendors import vendor_verification
+from edgepipe.vendors.qnn.emulator import QnnHtp
 from tests.verify.models import (
     conv3d_net_onnx,
     conv_net_onnx,

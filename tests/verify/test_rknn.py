@@ -13,10 +13,10 @@ from onnx import TensorProto, helper
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.vendors.rknn import layers as rknn_layers
-from edgepipe.vendors.rknn.toolkit import Rknn, accuracy_figures, seeded_inputs
-from edgepipe.vendors.rknn.runner import _advised_rules
 from edgepipe.vendors import vendor_verification
+from edgepipe.vendors.rknn import layers as rknn_layers
+from edgepipe.vendors.rknn.runner import _advised_rules
+from edgepipe.vendors.rknn.toolkit import Rknn, accuracy_figures, seeded_inputs
 from tests.support.graphs import loop_onnx, squeeze_if_onnx
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.models import (

@@ -12,8 +12,8 @@ import pytest
 
 from edgepipe.support import check_graph, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.vendors.rknn.toolkit import Rknn, seeded_inputs
 from edgepipe.vendors.rknn.model import toolkit_model
+from edgepipe.vendors.rknn.toolkit import Rknn, seeded_inputs
 from tests.verify.conftest import agreement_with_vendor
 from tests.verify.sequence_models import (
     bidirectional_layers_onnx,

@@ -10,8 +10,8 @@ import pytest
 from edgepipe.support.report import NodeVerdict, SupportReport
 from edgepipe.targets import available_targets, load_profile
 from edgepipe.vendors.base import CompileResult, OptionError
-from edgepipe.vendors.registry import TOOLCHAINS, get_toolchain, toolchain_for
 from edgepipe.vendors.compare import compare
+from edgepipe.vendors.registry import TOOLCHAINS, get_toolchain, toolchain_for
 
 EDGEPIPE = [sys.executable, "-c", "import sys; from edgepipe.cli.app import main; sys.exit(main(sys.argv[1:]))"]
 

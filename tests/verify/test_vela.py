@@ -8,8 +8,7 @@ import pytest
 
 from edgepipe.support import check_model, read_graph
 from edgepipe.targets import load_profile
-from edgepipe.vendors import vela
-from edgepipe.vendors import vendor_verification
+from edgepipe.vendors import vela, vendor_verification
 
 VELA_OUTPUT = """\
 Warning (supported operators) operator: LOG_SOFTMAX, ofm: 'StatefulPartitionedCall_1:0'

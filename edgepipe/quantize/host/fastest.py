@@ -20,8 +20,7 @@ from edgepipe.figures import MEASURED, FigureKind
 from edgepipe.latency.measure import BenchSettings, precision_of, single_stream
 from edgepipe.latency.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
 from edgepipe.latency.session import LatencyResult
-from edgepipe.quantize.host.forms import MIN_COSINE, QOPERATOR_NAME, HostMeasurement, quantize_u8s8
-from edgepipe.runtimes import open_runner
+from edgepipe.quantize.host.forms import MIN_COSINE, QOPERATOR_NAME, HostMeasurement
 
 log = logging.getLogger(__name__)
 #: Artifact precisions that are int8 forms: all-int8, and the ladder's mixed precision (int8 with a few layers
@@ -30,7 +29,7 @@ QUANTIZED = ("int8", "mixed")
 #: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
 PROFILE_RUNS = 5
 
-__all__ = ["QOPERATOR_NAME", "Int8Form", "compare_int8_forms", "forms_table", "make_qoperator"]
+__all__ = ["QOPERATOR_NAME", "Int8Form", "compare_int8_forms", "forms_table"]
 
 
 class Int8Form(BaseModel):
@@ -52,25 +51,6 @@ class Int8Form(BaseModel):
     slow_ops: list[str] = Field(default_factory=list,
                                 description="Why it is slow: ops the fast path does not take, or the costliest.")
     kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
-
-
-def make_qoperator(float_onnx: Path, out: Path, samples: list[list[np.ndarray]]) -> Path:
-    """Int8 ONNX in QOperator form (QLinearConv, QGemm…), uint8 activations × int8 per-channel weights,
-    calibrated on ``samples``: :func:`~edgepipe.quantize.host.forms.quantize_u8s8`, as a build makes it."""
-    from onnxruntime.quantization import CalibrationDataReader  # heavy optional dependency
-
-    with open_runner(float_onnx) as runner:
-        names = [spec.name for spec in runner.signature.inputs]
-
-    class _Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self._it = iter(samples)
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            sample = next(self._it, None)
-            return None if sample is None else dict(zip(names, sample))
-
-    return quantize_u8s8(float_onnx, out, _Reader())
 
 
 def _why_slow(runtime: str, path: Path, feed: list[np.ndarray] | None, threads: int | None) -> list[str]:

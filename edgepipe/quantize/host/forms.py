@@ -34,6 +34,7 @@ from edgepipe.artifacts import Artifact
 from edgepipe.data.dataset import Dataset
 from edgepipe.latency.session import LatencyResult
 from edgepipe.load.onnx_quantized import quantized_kind
+from edgepipe.metrics.similarity import cosine
 from edgepipe.quantize.host.qdq_uint8 import uint8_activations
 from edgepipe.runtimes import open_runner
 
@@ -135,14 +136,9 @@ def _outputs(path: Path, data: Dataset, limit: int, reference_int8: bool = False
                                for sample in data.samples(limit) for a in runner.infer(sample)])
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b / denominator) if denominator > 0 else float(np.array_equal(a, b))
-
-
-def output_cosine(reference: Path, candidate: Path, data: Dataset, limit: int = FIDELITY_SAMPLES) -> float:
+def outputcosine(reference: Path, candidate: Path, data: Dataset, limit: int = FIDELITY_SAMPLES) -> float:
     """Cosine similarity of all outputs of ``candidate`` and ``reference`` over ``limit`` samples of ``data``."""
-    return _cosine(_outputs(reference, data, limit), _outputs(candidate, data, limit))
+    return cosine(_outputs(reference, data, limit), _outputs(candidate, data, limit))
 
 
 def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
@@ -206,11 +202,11 @@ def form_fidelity(artifacts: list[Artifact], calibration: Dataset,
             continue
         if twin.path not in twins:
             twins[twin.path] = _outputs(twin.path, calibration, limit)
-        host[artifact.key] = round(_cosine(twins[twin.path], _outputs(artifact.path, calibration, limit)), 6)
+        host[artifact.key] = round(cosine(twins[twin.path], _outputs(artifact.path, calibration, limit)), 6)
         same = exact_twin(artifact, artifacts)
         if same is not None and same.key in reference:
             reference[artifact.key] = reference[same.key]
         elif artifact.format == "onnx":
             exact = _outputs(artifact.path, calibration, limit, reference_int8=True)
-            reference[artifact.key] = round(_cosine(twins[twin.path], exact), 6)
+            reference[artifact.key] = round(cosine(twins[twin.path], exact), 6)
     return host, reference

@@ -1,0 +1,57 @@
+"""What every ONNX rewrite reads and writes: a node's attributes, the graph's constant values, and ``Constant``
+nodes held as initializers (so every tool downstream sees weights where it expects them; no value changes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def attributes(node: Any, *, subgraphs: bool = True) -> dict[str, Any]:
+    """``node``'s attributes as Python values by name; without ``subgraphs``, graph-valued ones (a Loop's body,
+    an If's branches) are left out."""
+    import onnx  # heavy optional dependency of the readers that call this
+
+    skip = () if subgraphs else (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute if a.type not in skip}
+
+
+def initializer_values(model: Any) -> dict[str, np.ndarray]:
+    """Every initializer of the main graph as a numpy array, by name."""
+    from onnx import numpy_helper
+
+    return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+
+
+def constant_values(model: Any) -> dict[str, np.ndarray]:
+    """Every constant tensor of the main graph as a numpy array: initializers and ``Constant`` nodes' ``value``."""
+    from onnx import numpy_helper
+
+    found = initializer_values(model)
+    for node in model.graph.node:
+        value = next((a for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+        if node.op_type == "Constant" and value is not None:
+            found[node.output[0]] = numpy_helper.to_array(value.t)
+    return found
+
+
+def constants_to_initializers(model: Any) -> int:
+    """Move every top-level ``Constant`` node holding a tensor (``value``) into the initializers, in place;
+    returns how many moved. Exporters emit weights as ``Constant`` nodes; quantizers, NPU compilers and graph
+    checkers look for them among the initializers."""
+    kept, moved = [], 0
+    for node in model.graph.node:
+        value = next((a for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+        if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or value is None:
+            kept.append(node)
+            continue
+        tensor = type(value.t)()
+        tensor.CopyFrom(value.t)
+        tensor.name = node.output[0]
+        model.graph.initializer.append(tensor)
+        moved += 1
+    if moved:
+        del model.graph.node[:]
+        model.graph.node.extend(kept)
+    return moved
