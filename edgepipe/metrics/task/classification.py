@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore
+from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore, like_reference
 
 
 def _rows(output: np.ndarray, class_axis: int) -> np.ndarray:
@@ -32,7 +32,7 @@ def score_classification(reference: np.ndarray, candidate: np.ndarray, *, class_
     """Top-1 agreement of the candidate with the float model (value); top-5 agreement in ``extra``, and with
     ``labels`` (class indices, one per sample or position) each model's top-1 accuracy."""
     ref = _rows(reference, class_axis)
-    cand = _rows(candidate.reshape(reference.shape), class_axis)
+    cand = _rows(like_reference(reference, candidate), class_axis)
     top1 = top_k_agreement(ref, cand, 1)
     top5 = top_k_agreement(ref, cand, 5)
     extra = {"top5_agreement": top5}

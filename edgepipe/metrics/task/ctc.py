@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore
+from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore, like_reference
 
 
 def greedy_decode(output: np.ndarray, *, blank: int = 0, class_axis: int = -1) -> list[tuple[int, ...]]:
@@ -55,7 +55,7 @@ def score_ctc(reference: np.ndarray, candidate: np.ndarray, *, blank: int = 0, c
     """Mean character agreement of the candidate's greedy-decoded text with the float model's (value), with the
     exact-match rate in ``extra``; with ``labels`` (label sequences), also each model's agreement with them."""
     ref_text = greedy_decode(reference, blank=blank, class_axis=class_axis)
-    cand_text = greedy_decode(candidate.reshape(reference.shape), blank=blank, class_axis=class_axis)
+    cand_text = greedy_decode(like_reference(reference, candidate), blank=blank, class_axis=class_axis)
     agreement = float(np.mean([character_agreement(r, c) for r, c in zip(ref_text, cand_text)]))
     exact = float(np.mean([r == c for r, c in zip(ref_text, cand_text)]))
     extra = {"exact_match": exact}

@@ -16,7 +16,7 @@ import numpy as np
 
 from edgepipe.metrics.task.boxes import BoxFormat, Detections, non_maximum_suppression, to_corners
 from edgepipe.metrics.task.matching import average_precision, box_counts, f1_against
-from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, MatchCounts, TaskScore
+from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, MatchCounts, TaskScore, like_reference
 
 __all__ = ["Detections", "average_precision", "decode_ssd", "decode_yolo", "f1_against", "heatmap_peaks",
            "score_heatmap", "score_ssd", "score_yolo", "yolo_layout"]
@@ -108,7 +108,7 @@ def score_yolo(reference: np.ndarray, candidate: np.ndarray, *, objectness: bool
         layout = yolo_layout(reference.shape, objectness)
     decode = partial(decode_yolo, objectness=objectness, box_format=box_format, layout=layout,
                      score_threshold=score_threshold, nms_iou=nms_iou, max_detections=max_detections)
-    return score_detections(decode(reference), decode(candidate.reshape(reference.shape)), match_iou=match_iou,
+    return score_detections(decode(reference), decode(like_reference(reference, candidate)), match_iou=match_iou,
                             labels=labels)
 
 
@@ -173,7 +173,7 @@ def score_heatmap(reference: np.ndarray, candidate: np.ndarray, *, threshold: fl
     within ``radius`` map pixels (see :func:`heatmap_peaks`)."""
     peaks = partial(heatmap_peaks, threshold=threshold, max_peaks=max_peaks, class_axis=class_axis)
     ref_peaks = peaks(reference)
-    cand_peaks = peaks(candidate.reshape(reference.shape))
+    cand_peaks = peaks(like_reference(reference, candidate))
     counts = MatchCounts(0, 0, 0)
     for ref, cand in zip(ref_peaks, cand_peaks):
         counts += MatchCounts(_point_matches(ref, cand, radius), len(ref.scores), len(cand.scores))

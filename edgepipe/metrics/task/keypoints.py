@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from edgepipe.metrics.task.score import REFERENCE, TaskScore
+from edgepipe.metrics.task.score import REFERENCE, TaskScore, like_reference
 
 PointDims = Literal[2, 3]
 
@@ -57,7 +57,7 @@ def score_keypoints(reference: np.ndarray, candidate: np.ndarray, *, dims: Point
     """PCK@``pck_threshold`` of the candidate's points against the float model's (value), with NME (a fraction of
     the object size) in ``extra``."""
     ref = as_points(reference, dims)
-    cand = as_points(candidate.reshape(reference.shape), dims)
+    cand = as_points(like_reference(reference, candidate), dims)
     errors = normalised_errors(ref, cand, normaliser)
     pck = float(np.mean(errors <= pck_threshold)) if errors.size else 1.0
     nme = float(np.mean(errors)) if errors.size else 0.0

@@ -1,8 +1,11 @@
-"""The typed result every task metric returns, and the precision/recall/F1 of a one-to-one matching."""
+"""The typed result every task metric returns, the precision/recall/F1 of a one-to-one matching, and the shape
+check every metric makes before comparing two outputs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 #: How details name the two models compared: the reference (float) and the candidate (quantized).
 REFERENCE = "float"
@@ -65,3 +68,14 @@ class MatchCounts:
     def __add__(self, other: MatchCounts) -> MatchCounts:
         return MatchCounts(self.matched + other.matched, self.reference + other.reference,
                            self.candidate + other.candidate)
+
+
+def like_reference(reference: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+    """``candidate`` in ``reference``'s shape when the two differ at most by axes of size 1 (``[1, 84, 8400]`` and
+    ``[84, 8400]``); a ``ValueError`` otherwise, since reshaping a transposed layout would scramble it."""
+    if candidate.shape != reference.shape:
+        if [s for s in candidate.shape if s != 1] != [s for s in reference.shape if s != 1]:
+            raise ValueError(f"{CANDIDATE} output {list(candidate.shape)} is not laid out like the {REFERENCE} "
+                             f"output {list(reference.shape)}")
+        candidate = candidate.reshape(reference.shape)
+    return candidate

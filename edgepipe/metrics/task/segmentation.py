@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore
+from edgepipe.metrics.task.score import CANDIDATE, REFERENCE, TaskScore, like_reference
 
 
 def class_map(output: np.ndarray, *, class_axis: int = 1, threshold: float = 0.5) -> np.ndarray:
@@ -45,7 +45,7 @@ def score_segmentation(reference: np.ndarray, candidate: np.ndarray, *, class_ax
     """mIoU of the candidate's class map against the float model's (value), with pixel agreement in ``extra``;
     with ``labels`` (``[N, H, W]`` class indices), also each model's mIoU against them."""
     ref = class_map(reference, class_axis=class_axis, threshold=threshold)
-    cand = class_map(candidate.reshape(reference.shape), class_axis=class_axis, threshold=threshold)
+    cand = class_map(like_reference(reference, candidate), class_axis=class_axis, threshold=threshold)
     ious = class_ious(ref, cand)
     value = float(np.mean(list(ious.values()))) if ious else 1.0
     extra = {"pixel_agreement": float(np.mean(ref == cand)) if ref.size else 1.0,

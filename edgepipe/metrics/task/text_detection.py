@@ -12,7 +12,7 @@ import numpy as np
 
 from edgepipe.metrics.task.boxes import Detections
 from edgepipe.metrics.task.matching import box_counts
-from edgepipe.metrics.task.score import REFERENCE, TaskScore
+from edgepipe.metrics.task.score import REFERENCE, TaskScore, like_reference
 
 Connectivity = Literal[4, 8]
 _NEIGHBOURS = {4: ((0, 1), (1, 0)), 8: ((0, 1), (1, 0), (1, 1), (1, -1))}
@@ -87,7 +87,7 @@ def score_text_boxes(reference: np.ndarray, candidate: np.ndarray, *, threshold:
                      min_area: float = 16.0, connectivity: Connectivity = 8, match_iou: float = 0.5) -> TaskScore:
     """Box F1 of the candidate's text regions against the float model's (see :func:`text_boxes`)."""
     ref_maps = _maps(reference)
-    cand_maps = _maps(candidate.reshape(reference.shape))
+    cand_maps = _maps(like_reference(reference, candidate))
     boxes = [[text_boxes(m, threshold=threshold, min_area=min_area, connectivity=connectivity) for m in maps]
              for maps in (ref_maps, cand_maps)]
     counts = box_counts(boxes[0], boxes[1], match_iou)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from edgepipe.metrics.task.score import MatchCounts
+from edgepipe.metrics.task.score import MatchCounts, like_reference
 
 
 def test_f1_of_one_match_among_three_reference_and_two_candidate_items() -> None:
@@ -29,3 +30,10 @@ def test_finding_something_where_there_is_nothing_scores_zero() -> None:
 
 def test_counts_add_over_samples() -> None:
     assert MatchCounts(1, 2, 3) + MatchCounts(4, 5, 6) == MatchCounts(5, 7, 9)
+
+
+def test_a_candidate_differing_only_by_unit_axes_is_reshaped_and_a_transposed_one_refused() -> None:
+    reference = np.zeros((1, 6, 40))
+    assert like_reference(reference, np.zeros((6, 40))).shape == (1, 6, 40)
+    with pytest.raises(ValueError, match=r"int8 output \[1, 40, 6\] is not laid out like the float output"):
+        like_reference(reference, np.zeros((1, 40, 6)))

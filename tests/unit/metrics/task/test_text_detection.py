@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgepipe.metrics.task.text_detection import label_regions, score_text_boxes, text_boxes
+from edgepipe.metrics.task.text_detection import Connectivity, label_regions, score_text_boxes, text_boxes
 
 DIAGONAL = np.array([[1, 0, 0],
                      [0, 1, 0],
@@ -35,7 +35,8 @@ def test_labels_agree_with_scipy_on_random_masks() -> None:
     rng = np.random.default_rng(3)
     for density in (0.3, 0.5, 0.6):
         mask = rng.random((40, 50)) < density
-        for connectivity, structure in ((4, None), (8, np.ones((3, 3)))):
+        cases: tuple[tuple[Connectivity, np.ndarray | None], ...] = ((4, None), (8, np.ones((3, 3))))
+        for connectivity, structure in cases:
             expected, count = ndimage.label(mask, structure=structure)
             # Both number regions by their first pixel in row-major order.
             assert np.array_equal(label_regions(mask, connectivity), expected) and count > 1
