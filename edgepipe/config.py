@@ -37,6 +37,25 @@ class DataConfig(_Strict):
     train: Path | None = Field(None, description="Labelled training split for quantization-aware training (QAT).")
 
 
+#: The task kinds edgepipe scores at task level (:mod:`edgepipe.metrics.task`); ``auto`` guesses each output's.
+TaskKind = Literal["auto", "none", "classification", "detection-yolo", "detection-ssd", "detection-heatmap",
+                   "text-detection", "ctc", "segmentation", "keypoints"]
+TaskParam = bool | int | float | str
+
+
+class TaskConfig(_Strict):
+    """The task-level check of the int8 model against the float model (``[accuracy.task]``)."""
+
+    kind: TaskKind = Field("auto", description="What the outputs are for. auto: guessed per output from its shape and "
+                           "float values (unknown kinds get no task check); none: no task check.")
+    outputs: list[str] = Field(default_factory=list, description="The outputs the task reads, by name (detection-ssd: "
+                               "[boxes, scores]); empty: every output guessed of that kind.")
+    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Smallest task score vs float (F1, mIoU, "
+                                    "character agreement, top-1 agreement, PCK); unset: the kind's default.")
+    params: dict[str, TaskParam] = Field(default_factory=dict, description="Decoding parameters of the kind's metric "
+                                         "(score_threshold, nms_iou, objectness, box_format, blank, class_axis, ...).")
+
+
 class AccuracyConfig(_Strict):
     """The accuracy gate."""
 
@@ -47,10 +66,19 @@ class AccuracyConfig(_Strict):
     # Label-free comparison of int8 (and converted) outputs with the float outputs (edgepipe.metrics).
     min_cosine: float = Field(0.99, ge=-1.0, le=1.0,
                               description="Smallest allowed cosine similarity per output (label-free gate).")
-    min_sqnr_db: float | None = Field(None, description="Smallest allowed SQNR per output, dB (label-free gate).")
+    min_sqnr_db: float | None = Field(15.0, description="Smallest allowed SQNR per output, dB (label-free gate): "
+                                      "catches scale errors a high cosine hides.")
+    min_part_sqnr_db: float | None = Field(
+        10.0, description="Smallest allowed SQNR of each part of an output, dB (label-free gate): channels whose range "
+                          "is far below the output's largest (a detector's scores beside its boxes) are judged apart.")
     min_top1_agreement: float | None = Field(
         None, ge=0.0, le=1.0, description="Smallest allowed share of samples whose top-1 class agrees (classifiers).")
     max_abs_error: float | None = Field(None, ge=0.0, description="Largest allowed absolute error per output.")
+    min_top1: float | None = Field(None, ge=0.0, le=1.0, description="Smallest allowed int8 top-1 (0..1) on labelled "
+                                   "data when there is no float model to measure a drop against (a model that "
+                                   "came quantized); unset: such a model is not proven.")
+    task: TaskConfig = Field(default_factory=TaskConfig, description="The task-level check (detections, text, "
+                             "segmentation, ...): [accuracy.task].")
     gate: bool = Field(True, description="False: accuracy is measured and reported but does not decide the verdict "
                                          "(the verdict says so); the int8 artifact and compatibility still do.")
 

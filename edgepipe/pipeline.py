@@ -174,7 +174,7 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
             sections = run_target_stages(TargetContext(inputs, target, tuple(mine), staged.path, stages, measured))
             sections["quantization"] = ladder
             timed = {a.key: latency[a.key] for a in mine if a.key in latency}
-            report = make_report(inputs, target, mine, accuracy_for(accuracy, mine), timed, stages, sections)
+            report = make_report(inputs, target, mine, accuracy_for(accuracy, mine, target), timed, stages, sections)
             write_report(report, staged.path)
             result.folders[target.name] = staged.commit()
             result.reports[target.name] = report

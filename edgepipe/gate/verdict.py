@@ -54,6 +54,9 @@ Requirement = Callable[[VerdictInputs], Evidence | None]
 #: How a met vendor compile names what it needed beyond the tool's defaults; such a detail is in a pass's reason.
 WORKAROUND = " only with "
 
+#: How to prove a model that came quantized, with no float model to compare it with.
+PROVE_SHIPPED_INT8 = ("give labelled evaluation data and accuracy.min_top1 (the top-1 it must reach), or build the "
+                      "float model it was quantized from, or set accuracy.gate = false to deploy it unchecked")
 #: What a user can do when quantization loses too much fidelity (the report's ladder trail says what was tried).
 FIDELITY_NEXT_STEP = ("next step: see the quantization ladder in the report; allow a16w8 or float in "
                       "quantization.precisions, raise quantization.mixed_budget, or give data.train for QAT")
@@ -113,9 +116,10 @@ def _label_free(inputs: VerdictInputs, accuracy: AccuracyInfo, found: list[Artif
                         detail="label-free check failed (" + "; ".join(lines[:3]) + f"; {FIDELITY_NEXT_STEP})")
     if unproven:
         return Evidence(requirement="accuracy", outcome="not proven", detail="; ".join(unproven))
-    return Evidence(requirement="accuracy", outcome="met",
-                    detail=f"the model is already int8: it ran on {accuracy.label_free.samples} "
-                           f"{accuracy.label_free.data} samples (no float reference to compare)")
+    return Evidence(requirement="accuracy", outcome="not proven",
+                    detail=f"the model came quantized and there is no float model to compare it with (it ran on "
+                           f"{accuracy.label_free.samples} {accuracy.label_free.data} samples, which proves nothing "
+                           f"about its fidelity): {PROVE_SHIPPED_INT8}")
 
 
 def accuracy_met(inputs: VerdictInputs) -> Evidence:
@@ -153,7 +157,24 @@ def accuracy_met(inputs: VerdictInputs) -> Evidence:
                         detail=f"int8 accuracy drop above {accuracy.threshold_points:g} points ({worst}; "
                                f"{FIDELITY_NEXT_STEP})")
     missing = [fmt for fmt, drop in drops.items() if drop is None]
+    if inputs.source_is_int8 and accuracy.float is None:
+        return _shipped_int8_top1(accuracy, found)
     return Evidence(requirement="accuracy", outcome="not proven", detail=f"int8 {', '.join(missing)} was not evaluated")
+
+
+def _shipped_int8_top1(accuracy: AccuracyInfo, found: list[ArtifactInfo]) -> Evidence:
+    """A model that came quantized, with labels and no float model: its top-1 against ``accuracy.min_top1``."""
+    scores = {a.format: accuracy.int8[a.format] for a in found if a.format in accuracy.int8}
+    if not scores or accuracy.min_top1 is None:
+        return Evidence(requirement="accuracy", outcome="not proven",
+                        detail=f"the model came quantized: its top-1 was measured but there is no float model to "
+                               f"measure a drop against: {PROVE_SHIPPED_INT8}")
+    best = max(scores, key=lambda fmt: scores[fmt])
+    outcome = "met" if scores[best] >= accuracy.min_top1 else "failed"
+    return Evidence(requirement="accuracy", outcome=outcome,
+                    detail=f"the model came quantized: int8 {best} top-1 {100 * scores[best]:.2f}% "
+                           f"{'>=' if outcome == 'met' else '<'} accuracy.min_top1 {100 * accuracy.min_top1:g}% "
+                           f"on {accuracy.samples} labelled samples")
 
 
 def compatibility(inputs: VerdictInputs) -> Evidence:

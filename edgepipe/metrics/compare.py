@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from edgepipe.artifacts import Artifact
 from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.label_free import OutputAgreement, Thresholds, compare_outputs, match_outputs
-from edgepipe.metrics.records import ComparisonInfo, OutputAgreementInfo
+from edgepipe.metrics.records import ComparisonInfo, OutputAgreementInfo, TaskInfo
+from edgepipe.metrics.task_plan import TaskPlan, run_task, task_failure
 from edgepipe.runtimes import open_runner
 
 
@@ -43,6 +46,18 @@ class ModelOutputs:
         return ([compare_outputs(self.names[i], self.arrays[i], got.arrays[j]) for i, j in pairs],
                 self.missing(got, pairs))
 
+    def by_name(self) -> dict[str, np.ndarray]:
+        return dict(zip(self.names, self.arrays))
+
+    def paired(self, got: ModelOutputs) -> dict[str, np.ndarray]:
+        """``got``'s outputs under the names of the reference outputs they pair with (:func:`match_outputs`)."""
+        return {self.names[i]: got.arrays[j] for i, j in match_outputs(self.described(), got.described())}
+
+    def task_scores(self, got: ModelOutputs, plans: Sequence[TaskPlan]) -> list[TaskInfo]:
+        """Every task check of ``plans`` whose outputs ``got`` has, scored against these (float) outputs."""
+        paired, reference = self.paired(got), self.by_name()
+        return [run_task(plan, reference, paired) for plan in plans if all(o in paired for o in plan.outputs)]
+
     def missing(self, got: ModelOutputs, pairs: list[tuple[int, int]]) -> list[str]:
         """The names of these (reference) outputs left unpaired in ``pairs`` with ``got``'s, but for constants of
         the model when ``got`` has fewer outputs by at most their number (a converter folded and dropped them)."""
@@ -52,9 +67,12 @@ class ModelOutputs:
         return [n for i, n in enumerate(self.names) if i not in matched and n not in tolerated]
 
 
-def run_outputs(path: Path, dataset: Dataset, limit: int | None = None) -> ModelOutputs:
-    """All outputs of the model at ``path`` for the first ``limit`` samples of ``dataset``, stacked."""
-    with open_runner(path, reference_int8=True) as runner:  # judged on exact int8 semantics
+def run_outputs(path: Path, dataset: Dataset, limit: int | None = None, *, host: bool = False) -> ModelOutputs:
+    """All outputs of the model at ``path`` for the first ``limit`` samples of ``dataset``, stacked.
+
+    Int8 ONNX runs with exact integer semantics (what NPUs compute), or with ``host`` as this machine's
+    ONNX Runtime runs it by default (its fused int8 kernels: what host-cpu deploys)."""
+    with open_runner(path, reference_int8=not host) as runner:
         names = [spec.name for spec in runner.signature.outputs]
         per_sample = [runner.infer(sample) for sample in dataset.samples(limit)]
     arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0
@@ -81,15 +99,22 @@ def reference_of(artifacts: list[Artifact]) -> Artifact | None:
     return next((a for a in floats if a.format == "onnx"), floats[0] if floats else None)
 
 
-def compare(artifact: Artifact, reference: Artifact, outputs: dict[str, ModelOutputs],
-            thresholds: Thresholds) -> ComparisonInfo:
-    """The label-free comparison of ``artifact`` with ``reference`` from their recorded ``outputs``."""
-    agreements, unmatched = outputs[reference.key].agreements(outputs[artifact.key])
+Arithmetic = Literal["exact integer", "host runtime"]
+
+
+def compare(artifact: Artifact, reference: Artifact, outputs: ModelOutputs, reference_outputs: ModelOutputs,
+            thresholds: Thresholds, plans: Sequence[TaskPlan] = (),
+            arithmetic: Arithmetic = "exact integer") -> ComparisonInfo:
+    """The label-free comparison of ``artifact`` (its recorded ``outputs``) with ``reference``: every output whole
+    and part by part, and the task checks of ``plans``."""
+    agreements, unmatched = reference_outputs.agreements(outputs)
+    tasks = reference_outputs.task_scores(outputs, plans)
+    failures = [f for a in agreements for f in thresholds.failures(a)] + [unmatched_failure(n) for n in unmatched]
+    failures += [line for task in tasks if (line := task_failure(task)) is not None]
     return ComparisonInfo(
         artifact=artifact.key, reference=reference.key,
         outputs=[OutputAgreementInfo(**asdict(a)) for a in agreements],
-        unmatched_outputs=unmatched,
-        failures=[f for a in agreements for f in thresholds.failures(a)] + [unmatched_failure(n) for n in unmatched])
+        unmatched_outputs=unmatched, tasks=tasks, arithmetic=arithmetic, failures=failures)
 
 
 def unmatched_failure(name: str) -> str:

@@ -8,6 +8,8 @@ a voice-activity probability still gets a meaningful cosine):
 - ``sqnr_db``: signal-to-quantization-noise ratio, ``10·log10(Σref² / Σ(ref−cand)²)`` in dB,
   capped at :data:`SQNR_CAP_DB` when the outputs are identical;
 - ``max_abs_error``: the largest absolute difference, in the output's own unit;
+- ``parts``: an output whose channels span very different ranges (a detector's boxes beside its scores) is
+  also judged part by part (:mod:`edgepipe.metrics.parts`), so the large channels cannot hide the small ones;
 - ``top1_agreement`` / ``top5_agreement``, for class-score outputs only (:func:`output_kind`):
   share of samples (of positions, for a per-position score such as an OCR recognizer's
   ``(N, T, classes)``) whose reference top-1 class is the candidate's top-1 / among its top 5.
@@ -25,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from edgepipe.metrics.parts import PartAgreement, split_parts, worst_channel
 from edgepipe.metrics.similarity import cosine, sqnr_db
 
 OutputKind = Literal["class-scores", "regression"]
@@ -42,6 +45,10 @@ class OutputAgreement:
     top1_agreement: float | None = None
     top5_agreement: float | None = None
     kind: OutputKind = "regression"
+    #: The output's parts of very different ranges, each judged apart (empty: judged whole).
+    parts: tuple[PartAgreement, ...] = ()
+    #: The channel of significant range with the lowest SQNR (None: the output has no feature axis).
+    worst_channel: PartAgreement | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,8 @@ class Thresholds:
     """The label-free gate: ``None`` leaves a metric ungated."""
 
     min_cosine: float | None = 0.99
-    min_sqnr_db: float | None = None
+    min_sqnr_db: float | None = 15.0
+    min_part_sqnr_db: float | None = 10.0
     min_top1_agreement: float | None = None
     max_abs_error: float | None = None
 
@@ -57,6 +65,7 @@ class Thresholds:
         """The thresholds in force, e.g. ``cosine >= 0.99, SQNR >= 20 dB``."""
         parts = [f"cosine >= {self.min_cosine:g}" if self.min_cosine is not None else "",
                  f"SQNR >= {self.min_sqnr_db:g} dB" if self.min_sqnr_db is not None else "",
+                 f"SQNR of each part >= {self.min_part_sqnr_db:g} dB" if self.min_part_sqnr_db is not None else "",
                  f"top-1 agreement >= {self.min_top1_agreement:g}" if self.min_top1_agreement is not None else "",
                  f"max abs error <= {self.max_abs_error:g}" if self.max_abs_error is not None else ""]
         return ", ".join(p for p in parts if p) or "no threshold"
@@ -68,6 +77,7 @@ class Thresholds:
         return Thresholds(
             min_cosine=None if self.min_cosine is None else 1 - (1 - self.min_cosine) / 2,
             min_sqnr_db=None if self.min_sqnr_db is None else self.min_sqnr_db + 10 * math.log10(2),
+            min_part_sqnr_db=None if self.min_part_sqnr_db is None else self.min_part_sqnr_db + 10 * math.log10(2),
             min_top1_agreement=None if self.min_top1_agreement is None else 1 - (1 - self.min_top1_agreement) / 2,
             max_abs_error=None if self.max_abs_error is None else self.max_abs_error / 2)
 
@@ -79,6 +89,9 @@ class Thresholds:
             out.append(f"{name}: cosine {agreement.cosine:.4f} < {self.min_cosine:.4g}")
         if self.min_sqnr_db is not None and agreement.sqnr_db < self.min_sqnr_db:
             out.append(f"{name}: SQNR {agreement.sqnr_db:.1f} dB < {self.min_sqnr_db:.4g} dB")
+        if self.min_part_sqnr_db is not None:
+            out += [f"{name} {part.part}: SQNR {part.sqnr_db:.1f} dB < {self.min_part_sqnr_db:.4g} dB"
+                    for part in agreement.parts if part.sqnr_db < self.min_part_sqnr_db]
         if (self.min_top1_agreement is not None and agreement.top1_agreement is not None
                 and agreement.top1_agreement < self.min_top1_agreement):
             out.append(f"{name}: top-1 agreement {agreement.top1_agreement:.3f} < {self.min_top1_agreement:g}")
@@ -126,7 +139,9 @@ def compare_outputs(name: str, reference: np.ndarray, candidate: np.ndarray) -> 
         output=name, cosine=round(cosine(reference, cand), 6), sqnr_db=round(sqnr_db(reference, cand), 3),
         max_abs_error=float(np.max(np.abs(reference.astype(np.float64) - cand))) if reference.size else 0.0,
         top1_agreement=topk_agreement(reference, cand, 1) if classes else None,
-        top5_agreement=topk_agreement(reference, cand, 5) if classes else None, kind=kind)
+        top5_agreement=topk_agreement(reference, cand, 5) if classes else None, kind=kind,
+        # class scores of rare classes are small by nature: their task check is top-1 agreement, not parts
+        parts=() if classes else tuple(split_parts(reference, cand)), worst_channel=worst_channel(reference, cand))
 
 
 def match_outputs(reference: Sequence[tuple[str, int]], candidate: Sequence[tuple[str, int]]) -> list[tuple[int, int]]:

@@ -14,18 +14,20 @@ The evaluation split never takes part: it judges the kept result only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from edgepipe.artifacts import Artifact
+from edgepipe.config import TaskConfig
 from edgepipe.data.dataset import Dataset
 from edgepipe.export.tf_function import TFGraph
 from edgepipe.load import SourceModel
 from edgepipe.metrics.accuracy import top1_accuracy
 from edgepipe.metrics.compare import ModelOutputs, run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.metrics.task_plan import TaskPlan, plan_tasks, task_failure
 from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
@@ -109,6 +111,9 @@ class LadderContext:
     sensitivity: list[LayerSensitivity] = field(default_factory=list)
     sensitivity_recipe: str = ""
     memo: QuantizationMemo = field(default_factory=QuantizationMemo)
+    #: The task-level check (``[accuracy.task]``), planned from the float outputs of the decision split.
+    task: TaskConfig = field(default_factory=TaskConfig)
+    task_plans: dict[tuple[object, ...], list[TaskPlan]] = field(default_factory=dict)
 
     @property
     def decision_thresholds(self) -> Thresholds:
@@ -163,11 +168,23 @@ class LadderContext:
         labels = None if split.labels is None else split.labels[:limit]
         return Dataset(split.path, tuple(a[:limit] for a in split.inputs), labels, split.sha256, split.whole)
 
+    def decision_tasks(self, reference: ModelOutputs) -> list[TaskPlan]:
+        """The task checks of the float ``reference`` outputs, each with half the score loss the gate allows
+        (like :attr:`decision_thresholds`)."""
+        key = (tuple(reference.names), tuple(a.shape for a in reference.arrays))
+        if key not in self.task_plans:
+            self.task_plans[key] = [replace(plan, min_score=1 - (1 - plan.min_score) / 2)
+                                    for plan in plan_tasks(reference.names, reference.arrays, self.task)]
+        return self.task_plans[key]
+
     def label_free(self, reference: ModelOutputs, got: ModelOutputs) -> Fidelity:
-        """Label-free :class:`Fidelity` of ``got`` against the float ``reference`` (same samples)."""
+        """Label-free :class:`Fidelity` of ``got`` against the float ``reference`` (same samples): every output
+        whole and part by part, and the task checks."""
         agreements, unmatched = reference.agreements(got)
+        tasks = reference.task_scores(got, self.decision_tasks(reference))
         failures = tuple([f for a in agreements for f in self.decision_thresholds.failures(a)]
-                         + [unmatched_failure(n) for n in unmatched])
+                         + [unmatched_failure(n) for n in unmatched]
+                         + [line for task in tasks if (line := task_failure(task)) is not None])
         if unmatched or not agreements:
             return Fidelity(cosine=-1.0, sqnr_db=-200.0, failures=failures)
         return Fidelity(cosine=min(a.cosine for a in agreements), sqnr_db=min(a.sqnr_db for a in agreements),
@@ -188,12 +205,16 @@ class LadderContext:
             message = str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__
             return Fidelity(cosine=-1.0, sqnr_db=-200.0, failures=(f"ONNX Runtime cannot run it: {message}",))
 
+    def float_outputs(self, fmt: str) -> ModelOutputs:
+        """The float ``fmt`` model's outputs on the decision split (run once)."""
+        if fmt not in self.float_selection:
+            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset())
+        return self.float_selection[fmt]
+
     def fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split."""
         subset = self._subset()
-        if fmt not in self.float_selection:
-            self.float_selection[fmt] = run_outputs(self.floats[fmt], subset)
-        reference, got = self.float_selection[fmt], run_outputs(path, subset)
+        reference, got = self.float_outputs(fmt), run_outputs(path, subset)
         score = self.label_free(reference, got)
         failures = score.failures
         if subset.labels is None:
@@ -207,9 +228,7 @@ class LadderContext:
         """Top-1 (0..1) of the float ``fmt`` model on the labelled decision split."""
         subset = self._subset()
         assert subset.labels is not None
-        if fmt not in self.float_selection:
-            self.float_selection[fmt] = run_outputs(self.floats[fmt], subset)
-        return top1_accuracy(self.float_selection[fmt].arrays[0], subset.labels)
+        return top1_accuracy(self.float_outputs(fmt).arrays[0], subset.labels)
 
     def meets(self, fmt: str, score: Fidelity) -> bool:
         """The stopping rule. Labelled: at most ``threshold`` points of the selection samples change their

@@ -6,7 +6,9 @@ output range int8 represents badly or whose input error they amplify —
 ``HardSigmoid`` / ``HardSwish`` / ``Tanh`` (saturating, often the model's output),
 ``LayerNormalization`` and its decomposed form (``ReduceMean → Sub → Pow →
 ReduceMean → Add → Sqrt → Div``, as PaddlePaddle and older PyTorch exports write it),
-and the first and last weight layers (raw inputs, and the outputs the user reads).
+and the first and last weight layers (raw inputs, and the outputs the user reads). First of all, where an
+output joins quantities of very different ranges (a detector's boxes and scores), the ``Concat`` that joins
+them and the reshapes between it and the output: kept above int8, each joined part keeps its own scale.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from typing import Any
 _ACTIVATION_GROUPS = (("Softmax", "LogSoftmax"), ("Sigmoid",), ("HardSigmoid", "HardSwish"), ("Tanh",))
 _LAYERNORM_CHAIN = ("Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Reciprocal")
 _WEIGHT_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+#: Ops between an output and the Concat that builds it: they move values, they do not compute them.
+_PLUMBING = ("Concat", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Slice", "Split")
+#: How many plumbing nodes back from an output the search goes.
+_PLUMBING_DEPTH = 6
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,30 @@ def _layernorm_nodes(graph: Any) -> tuple[str, ...]:
                               if c.op_type in _LAYERNORM_CHAIN and c.name not in found]
             frontier, depth = following, depth + 1
     return tuple(found)
+
+
+def output_joins(model_path: Path, outputs: list[str]) -> list[NodeGroup]:
+    """For each of ``outputs`` (outputs whose channels span very different ranges), the ``Concat`` nodes that
+    build it and the plumbing between them and the output, as one group; none when no Concat builds it."""
+    import onnx
+
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    producer = {out: node for node in graph.node for out in node.output}
+    groups = []
+    for output in outputs:
+        found: list[str] = []
+        frontier, depth = [output], 0
+        while frontier and depth < _PLUMBING_DEPTH:
+            nodes = [producer[name] for name in frontier if name in producer]
+            nodes = [n for n in nodes if n.op_type in _PLUMBING and n.name not in found]
+            found += [n.name for n in nodes]
+            frontier = [name for n in nodes for name in (n.input if n.op_type == "Concat" else n.input[:1])]
+            depth += 1
+        joins = [name for name in found if any(n.name == name and n.op_type == "Concat" for n in graph.node)]
+        if joins:
+            groups.append(NodeGroup(f"output {output} joins parts of different ranges ({len(joins)} Concat, "
+                                    f"{len(found) - len(joins)} reshape nodes)", tuple(found)))
+    return groups
 
 
 def sensitive_groups(model_path: Path) -> list[NodeGroup]:

@@ -7,7 +7,7 @@ from edgepipe.perf.render import render_performance_markdown
 from edgepipe.quantize.markdown import render_quantization
 from edgepipe.report.accuracy_stats import render_interval
 from edgepipe.report.custom_ops import render_custom_ops
-from edgepipe.report.label_free import render_label_free
+from edgepipe.report.label_free import ARITHMETIC, render_label_free
 from edgepipe.report.schema import BuildReport
 from edgepipe.support.render import render_support_markdown
 
@@ -27,11 +27,12 @@ def render_markdown(report: BuildReport) -> str:
     elif report.accuracy:
         acc = report.accuracy
         lines += [f"## Accuracy ({acc.metric}, {acc.kind} on {acc.samples} evaluation samples, "
-                  f"threshold {acc.threshold_points:g} points)", "",
+                  f"threshold {acc.threshold_points:g} points; int8 on {ARITHMETIC[acc.arithmetic]})", "",
                   "| format | float | int8 | drop (points) | drop 95% CI (paired) |", "|---|---|---|---|---|"]
         for fmt, int8 in acc.int8.items():
+            drop = acc.drop_points.get(fmt)
             lines.append(f"| {fmt} | {pct(acc.float_by_format.get(fmt, acc.float))} | {pct(int8)} | "
-                         f"{acc.drop_points[fmt]:+.2f} | {render_interval(acc.drop_interval.get(fmt))} |")
+                         f"{'–' if drop is None else f'{drop:+.2f}'} | {render_interval(acc.drop_interval.get(fmt))} |")
         lines.append("")
         lines += [f"> ⚠️ {warning}" for warning in acc.resolution_warnings]
         lines += [""] if acc.resolution_warnings else []

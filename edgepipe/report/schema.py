@@ -17,7 +17,7 @@ from edgepipe.report.pytorch import TorchComparisonInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
 from edgepipe.support.report import SupportReport
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 class _Record(BaseModel):
@@ -53,6 +53,12 @@ class AccuracyInfo(_Record):
     resolution_warnings: list[str] = Field(
         default_factory=list, description="Why the evaluation set cannot resolve the threshold, if it cannot.")
     kind: FigureKind = Field(MEASURED, description="Accuracies are scored here with the real runtimes.")
+    min_top1: builtins.float | None = Field(None, description="Smallest allowed int8 top-1 (0..1) when there is no "
+                                             "float model to measure a drop against (accuracy.min_top1).")
+    arithmetic: Literal["exact integer", "host runtime"] = Field(
+        "exact integer", description="What the int8 figures were computed on: exact integer semantics (what NPUs "
+                                     "and GPUs compute), or this machine's ONNX Runtime with its default options "
+                                     "(what host-cpu deploys; the CPU class is in performance.host_cpu).")
 
 
 class LatencyDetail(_Record):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from edgepipe.config import BuildConfig
 from edgepipe.data.dataset import Dataset, check_calibration_varies, load_dataset
 from edgepipe.load import SourceModel, load_model
+from edgepipe.metrics.task_plan import check_task_config
 from edgepipe.output import check_writable
 from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.stage_log import StageLog
@@ -35,6 +36,7 @@ def _num_classes(model: SourceModel) -> int | None:
 def validate_inputs(config: BuildConfig, stages: StageLog) -> BuildInputs:
     """Load the target profiles, the model and its data; any problem is a user error, nothing is written."""
     targets = load_profiles(config.targets, config.targets_dir)
+    check_task_config(config.accuracy.task)
     with stages.stage("load"):
         model = load_model(config.model, input_shapes=config.input_shapes)
     calibration = evaluation = None

@@ -110,7 +110,8 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
         calibration=inputs.calibration, selection=optional_split(config, inputs, "selection", need_labels=labelled),
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
         threshold=config.accuracy.max_drop_points, settings=settings, work=work,
-        thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo)
+        thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo,
+        task=config.accuracy.task)
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses

@@ -1,5 +1,10 @@
 """Object detection: F1 and mAP@0.5 of the candidate's boxes against the float model's boxes, in [0, 1].
 
+Against the float model, F1 is tolerant of scores that sit at the threshold (``score_margin``): a float box
+must be found when it scores at least ``threshold + margin``, and may be matched by a candidate box scoring
+``threshold - margin`` or more; the same the other way round. A score one rounding step either side of the
+threshold then neither loses nor invents a box, while scores quantized to nothing lose every confident box.
+
 Three kinds of head are read: YOLO-style (one ``[N, 4+C, A]`` or ``[N, A, 4+C]`` output, optionally with
 objectness), SSD-style (decoded ``boxes [N, A, 4]`` beside ``scores [N, A, C]``) and anchor-free centre heat
 maps (``[N, C, H, W]``, CenterNet-like: peaks matched within a radius in map pixels).
@@ -7,10 +12,10 @@ maps (``[N, C, H, W]``, CenterNet-like: peaks matched within a radius in map pix
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -89,6 +94,77 @@ def score_detections(reference: Sequence[Detections], candidate: Sequence[Detect
     """F1 of the candidate's boxes against the float model's (value), with mAP@``match_iou`` vs float in
     ``extra``; with ``labels``, also each model's F1 and mAP against the labels."""
     score = f1_against(reference, candidate, match_iou, against=REFERENCE)
+    return _with_labels(score, list(reference), list(candidate), labels, match_iou)
+
+
+#: How far either side of the score threshold a box may score and still match (see the module docstring).
+SCORE_MARGIN = 0.05
+
+
+def tolerant_f1(decode: Callable[[object, float], list[Detections]], reference: object, candidate: object, *,
+                score_threshold: float, score_margin: float, match_iou: float) -> TaskScore:
+    """Detection F1 vs float with the threshold margin: recall over float boxes scoring ≥ threshold + margin,
+    precision over candidate boxes scoring ≥ threshold + margin, each matched among the other side's boxes
+    scoring ≥ threshold − margin; mAP@``match_iou`` at the plain threshold in ``extra``."""
+    high, low = score_threshold + score_margin, max(score_threshold - score_margin, 0.0)
+    ref_sure, cand_sure = decode(reference, high), decode(candidate, high)
+    found = box_counts(ref_sure, decode(candidate, low), match_iou)
+    backed = box_counts(decode(reference, low), cand_sure, match_iou)
+    counts = MatchCounts(0, found.reference, backed.candidate)
+    recall, precision = found.matched / max(found.reference, 1), backed.matched / max(backed.candidate, 1)
+    if not found.reference and not backed.candidate:
+        value = 1.0
+    elif not found.reference or not backed.candidate:
+        value = 0.0
+    else:
+        value = 0.0 if recall + precision == 0 else 2 * recall * precision / (recall + precision)
+    plain = f1_against(decode(reference, score_threshold), decode(candidate, score_threshold), match_iou)
+    detail = (f"F1 {value:.2f} at IoU {match_iou:g}: {found.matched} of {counts.reference} {REFERENCE} boxes scoring "
+              f">= {high:g} found, {backed.matched} of {counts.candidate} {CANDIDATE} boxes scoring >= {high:g} "
+              f"backed (either side counted down to {low:g})")
+    extra = {**plain.extra, "precision": precision, "recall": recall, "f1_at_threshold": plain.value}
+    return TaskScore(f"detection F1 vs {REFERENCE}", value, plain.samples, detail, extra)
+
+
+def score_yolo(reference: np.ndarray, candidate: np.ndarray, *, objectness: bool = False,
+               box_format: BoxFormat = "xywh", layout: Layout = "auto", score_threshold: float = 0.25,
+               score_margin: float = SCORE_MARGIN, nms_iou: float = 0.45, max_detections: int = 300,
+               match_iou: float = 0.5, labels: Sequence[Detections] | None = None) -> TaskScore:
+    """Detection F1 vs float of a YOLO-style output (see :func:`decode_yolo` and :func:`tolerant_f1`); with
+    ``labels``, each model's F1 and mAP against them in ``extra``."""
+    if layout == "auto":
+        layout = yolo_layout(reference.shape, objectness)
+    candidate = like_reference(reference, candidate)
+
+    def decode(output: object, threshold: float) -> list[Detections]:
+        return decode_yolo(output, objectness=objectness, box_format=box_format,  # type: ignore[arg-type]
+                           layout=layout, score_threshold=threshold, nms_iou=nms_iou, max_detections=max_detections)
+
+    score = tolerant_f1(decode, reference, candidate, score_threshold=score_threshold, score_margin=score_margin,
+                        match_iou=match_iou)
+    return _with_labels(score, decode(reference, score_threshold), decode(candidate, score_threshold), labels,
+                        match_iou)
+
+
+def score_ssd(reference: tuple[np.ndarray, np.ndarray], candidate: tuple[np.ndarray, np.ndarray], *,
+              background: int | None = None, box_format: BoxFormat = "xyxy", score_threshold: float = 0.25,
+              score_margin: float = SCORE_MARGIN, nms_iou: float = 0.45, max_detections: int = 300,
+              match_iou: float = 0.5, labels: Sequence[Detections] | None = None) -> TaskScore:
+    """Detection F1 vs float of SSD-style ``(boxes, scores)`` pairs (see :func:`decode_ssd`)."""
+
+    def decode(pair: object, threshold: float) -> list[Detections]:
+        boxes, scores = cast(tuple[np.ndarray, np.ndarray], pair)
+        return decode_ssd(boxes, scores, background=background, box_format=box_format, score_threshold=threshold,
+                          nms_iou=nms_iou, max_detections=max_detections)
+
+    score = tolerant_f1(decode, reference, candidate, score_threshold=score_threshold, score_margin=score_margin,
+                        match_iou=match_iou)
+    return _with_labels(score, decode(reference, score_threshold), decode(candidate, score_threshold), labels,
+                        match_iou)
+
+
+def _with_labels(score: TaskScore, reference: list[Detections], candidate: list[Detections],
+                 labels: Sequence[Detections] | None, match_iou: float) -> TaskScore:
     if labels is None:
         return score
     tag = f"map{round(match_iou * 100)}"
@@ -97,29 +173,6 @@ def score_detections(reference: Sequence[Detections], candidate: Sequence[Detect
         extra[f"{name}_f1_vs_labels"] = box_counts(labels, found, match_iou).f1
         extra[f"{name}_{tag}_vs_labels"] = average_precision(labels, found, match_iou)
     return TaskScore(score.metric, score.value, score.samples, score.detail, extra)
-
-
-def score_yolo(reference: np.ndarray, candidate: np.ndarray, *, objectness: bool = False,
-               box_format: BoxFormat = "xywh", layout: Layout = "auto", score_threshold: float = 0.25,
-               nms_iou: float = 0.45, max_detections: int = 300, match_iou: float = 0.5,
-               labels: Sequence[Detections] | None = None) -> TaskScore:
-    """Detection F1 vs float of a YOLO-style output (see :func:`decode_yolo` and :func:`score_detections`)."""
-    if layout == "auto":
-        layout = yolo_layout(reference.shape, objectness)
-    decode = partial(decode_yolo, objectness=objectness, box_format=box_format, layout=layout,
-                     score_threshold=score_threshold, nms_iou=nms_iou, max_detections=max_detections)
-    return score_detections(decode(reference), decode(like_reference(reference, candidate)), match_iou=match_iou,
-                            labels=labels)
-
-
-def score_ssd(reference: tuple[np.ndarray, np.ndarray], candidate: tuple[np.ndarray, np.ndarray], *,
-              background: int | None = None, box_format: BoxFormat = "xyxy", score_threshold: float = 0.25,
-              nms_iou: float = 0.45, max_detections: int = 300, match_iou: float = 0.5,
-              labels: Sequence[Detections] | None = None) -> TaskScore:
-    """Detection F1 vs float of SSD-style ``(boxes, scores)`` pairs (see :func:`decode_ssd`)."""
-    decode = partial(decode_ssd, background=background, box_format=box_format, score_threshold=score_threshold,
-                     nms_iou=nms_iou, max_detections=max_detections)
-    return score_detections(decode(*reference), decode(*candidate), match_iou=match_iou, labels=labels)
 
 
 @dataclass(frozen=True)

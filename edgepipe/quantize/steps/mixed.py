@@ -16,12 +16,13 @@ import itertools
 import math
 from dataclasses import replace
 
+from edgepipe.metrics.parts import has_small_range_channels
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.node_damage import measure_node_damage
 from edgepipe.quantize.onnx_qdq import preprocess
 from edgepipe.quantize.recipe import LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import KeptLayer, StepOutcome
-from edgepipe.quantize.sensitive_ops import NodeGroup, quantizable_nodes, sensitive_groups
+from edgepipe.quantize.sensitive_ops import NodeGroup, output_joins, quantizable_nodes, sensitive_groups
 from edgepipe.quantize.sensitivity import measure_sensitivity
 from edgepipe.quantize.steps.common import quantize_all
 
@@ -73,9 +74,10 @@ class _Search:
     def _line(self, what: str, score: Fidelity) -> str:
         flips = ("" if score.flips_points is None or self.score.flips_points is None else
                  f"top-1 changes {self.score.flips_points:.2f} -> {score.flips_points:.2f} points, ")
+        missed = "" if self.context.meets(self.fmt, score) else (
+            f" (misses: {score.failures[0]})" if score.failures else " (misses)")
         return (f"{what}: {flips}cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, "
-                f"SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB"
-                f"{'' if self.context.meets(self.fmt, score) else ' (misses)'}")
+                f"SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB{missed}")
 
     def search(self, rankings: dict[LayerPrecision, list[NodeGroup]]) -> None:
         """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8."""
@@ -197,16 +199,24 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
     isolated = any(r.format == fmt and r.isolated_sqnr_db is not None for r in context.sensitivity)
     suspects = sensitive_groups(prepared)
+    joins = output_joins(prepared, _mixed_range_outputs(context))
     nodes = quantizable_nodes(prepared)
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-    rankings = {p: measured + suspects if isolated else suspects + measured for p in precisions}
+    rankings = {p: joins + (measured + suspects if isolated else suspects + measured) for p in precisions}
     if "float" in precisions and not search.holds:
         damage = [d for d in measure_node_damage(context, search.start) if d.hurts]
         if damage:
-            rankings["float"] = [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)", (d.node,))
-                                 for d in damage]
+            rankings["float"] = joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)",
+                                                   (d.node,)) for d in damage]
     search.search(rankings)
     return search, nodes
+
+
+def _mixed_range_outputs(context: LadderContext) -> list[str]:
+    """The float ONNX outputs whose channels span very different ranges on the decision split (their parts are
+    judged apart, and the Concat that joins them is the first thing to keep above int8)."""
+    reference = context.float_outputs("onnx")
+    return [name for name, array in zip(reference.names, reference.arrays) if has_small_range_channels(array)]
 
 
 def mixed_step(context: LadderContext) -> StepResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgepipe.metrics.label_free import cosine
+from edgepipe.metrics.similarity import cosine
 from edgepipe.metrics.task.detection import (
     Detections,
     average_precision,
@@ -156,6 +156,17 @@ def test_per_tensor_int8_hides_lost_class_scores_from_cosine_but_not_from_f1() -
     assert cosine(reference, per_tensor) > 0.99
     lost = score_yolo(reference, per_tensor)
     assert lost.value < 0.8
-    assert lost.detail == "F1 0.00 at IoU 0.5 (32 float boxes, 0 int8)"
+    assert lost.detail.startswith("F1 0.00 at IoU 0.5: 0 of 32 float boxes scoring >= 0.3 found")
     kept = score_yolo(reference, per_channel)
     assert kept.value >= 0.97 and kept.extra["map50"] >= 0.97
+
+
+def test_a_score_one_step_across_the_threshold_neither_loses_nor_invents_a_box() -> None:
+    """A float box at 0.26 read as 0.24 by int8 (and one at 0.24 read as 0.26) is within the margin."""
+    reference = np.zeros((1, 5, 8), np.float32)
+    reference[0, :4, :3] = [[10, 50, 90], [10, 50, 90], [8, 8, 8], [8, 8, 8]]
+    reference[0, 4, :3] = [0.9, 0.26, 0.24]
+    candidate = reference.copy()
+    candidate[0, 4, 1:3] = [0.24, 0.26]
+    assert score_yolo(reference, candidate, layout="channels-first").value == 1.0
+    assert score_yolo(reference, candidate, layout="channels-first", score_margin=0.0).value < 1.0
