@@ -6,7 +6,7 @@ from typing import Any
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import load_constraints
-from edgepipe.rules.ops import accelerator_layout_source
+from edgepipe.rules.neighbours import accelerator_layout_source
 from edgepipe.support.ort_partitions import (
     QDQ_OPS,
     forms_node_unit,
