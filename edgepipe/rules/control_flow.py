@@ -8,8 +8,8 @@ from edgepipe.rules import Verdict, constraint
 
 @constraint
 def branch_ops_in(node: OpNode, graph: OpGraph, allowed: list[str]) -> Verdict:
-    """An If runs only when its condition is known before the model runs (computed from static shapes) and the
-    branch it takes holds only {param}: the compiler replaces the If by that branch."""
+    """An If runs only when its condition is known before the model runs (from static shapes) and its branch holds
+    only {param}: the compiler replaces the If by it."""
     ops = node.attrs.get("branch_ops")
     if ops is None:
         return False, f"{node.op} '{node.name}' has a condition only known at run time"

@@ -39,10 +39,10 @@ def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
 
 @constraint
 def graph_output_after_layout_op(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
-    """Writes no graph output, unless a 3-D or 4-D one that comes from one of {param} through ops a layout
-    transpose passes: ONNX Runtime then ends the graph with a transpose on the accelerator.
+    """Writes no graph output but a 3-D or 4-D one carried from one of {param}.
 
-    A layout transpose passes element-wise and Q/DQ ops, a Softmax, Slice, Concat, Split or ReduceMean.
+    Carried: through ops a layout transpose passes (element-wise and Q/DQ ops, a Softmax, Slice, Concat, Split or
+    ReduceMean); ONNX Runtime then ends the graph with a transpose on the accelerator.
     """
     names = graph.output_names()
     hit = [t for t in node.outputs if t.name in names]
@@ -72,7 +72,10 @@ def grouped_input_not_dequantized_from(node: OpNode, graph: OpGraph, refused: li
 @constraint
 def per_channel_not_matmul_a_beside(node: OpNode, graph: OpGraph, refused: list[str]) -> Verdict:
     """A per-channel DequantizeLinear of constant weights is not the first input of a MatMul whose other input is
-    dequantized from {param}: it stays out of the MatMul's node unit and runs on the CPU."""
+    dequantized from {param}.
+
+    Such a DequantizeLinear stays out of the MatMul's node unit and runs on the CPU.
+    """
     if len(node.inputs) < 2 or node.inputs[1].elements <= 1:
         return True, "per-tensor"
     producers = graph.producers()

@@ -20,10 +20,11 @@ def _names(node: OpNode) -> list[str]:
 
 @constraint
 def recurrent_activations_spelled(node: OpNode, graph: OpGraph, defaults: list[str]) -> Verdict:
-    """Its activations are not given, or each direction's are exactly {param}, in lower case (the QNN EP compares
-    the names case-sensitively, so ONNX's own spellings Sigmoid and Tanh send the op to the CPU).
+    """Its activations are not given, or each direction's are exactly {param}, in lower case: the QNN EP compares
+    the names case-sensitively.
 
-    Of a bidirectional LSTM's second direction it compares the first and the last name only.
+    ONNX's own spellings Sigmoid and Tanh send the op to the CPU. Of a bidirectional LSTM's second direction the EP
+    compares the first and the last name only.
     """
     names = _names(node)
     if not names:
