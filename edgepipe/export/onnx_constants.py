@@ -1,6 +1,6 @@
 """Constant nodes → initializers, so every tool downstream sees weights where it expects them.
 
-Exporters (silero-vad's, for one) emit weights and biases as ``Constant`` nodes; ONNX Runtime's
+Some exporters emit weights and biases as ``Constant`` nodes; ONNX Runtime's
 QOperator quantizer, NPU compilers and graph checkers look for them among the graph's
 initializers. Moving them there changes no value and no output.
 """

@@ -218,7 +218,7 @@ def _constants_left_out(tflite_path: Path, inputs: BuildInputs) -> str:
 def _check_same_function(onnx_path: Path, tflite_path: Path, inputs: BuildInputs) -> None:
     """onnx2tf's float TFLite must compute the ONNX model's function on calibration samples.
 
-    A conversion can succeed and still compute something else (magika's byte classifier: output
+    A conversion can succeed and still compute something else (a byte-sequence classifier: output
     cosine 0.019); every int8 TFLite made from it would then be judged against the ONNX and fail
     for a reason no calibration fixes, and the TFLite targets would report quantization errors.
     """
