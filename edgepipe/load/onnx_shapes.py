@@ -2,7 +2,7 @@
 
 Converters (onnx2tf), PTQ and NPU compilers want static shapes. The user names
 shapes in the config (``input_shapes = {input = [1, 576]}``); any other input whose
-leading (batch) dimension is dynamic gets batch 1. A named dimension (``dim_param``)
+leading (batch) dimension is dynamic gets batch size 1. A named dimension (``dim_param``)
 is fixed everywhere it appears, so ``state [2, batch, 128]`` follows ``input [batch, n]``
 — unless ``input_shapes`` gives one name two sizes (PaddlePaddle exports call both
 height and width ``?``): then only the input's own dimensions are set, and the graph

@@ -35,7 +35,7 @@ LAYER_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
 def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | None = None) -> Any:
-    """An ``onnxruntime.quantization.CalibrationDataReader`` over ``dataset`` (batch 1, model order).
+    """An ``onnxruntime.quantization.CalibrationDataReader`` over ``dataset`` (batch size 1, model order).
 
     It has a length and takes ``set_range``, so ONNX Runtime can calibrate it in chunks
     (:func:`calibration_chunk`).

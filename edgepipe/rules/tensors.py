@@ -106,7 +106,7 @@ def batch_one(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     for t in _fmaps(node):
         if t.shape is not None and len(t.shape) == 4 and t.shape[0] != 1:
             return False, f"{node.op} batch {t.shape[0]} != 1 ('{t.name}')"
-    return True, "batch 1"
+    return True, "batch size 1"
 
 
 @constraint
