@@ -38,7 +38,7 @@ def export(
     output: Path = typer.Option(Path("build/export"), "--output", "-o", help="Folder for the artifacts."),
     quiet: bool = QuietOpt,
 ) -> None:
-    """Export the model to float ONNX and float TFLite (batch 1); an ONNX model needs calibration data for its
+    """Export the model to float ONNX and float TFLite (batch size 1); an ONNX model needs calibration data for its
     TFLite (onnx2tf reads it)."""
     _run(config, model, calib, output, quiet, quantize=False)
 

@@ -1,6 +1,6 @@
 """Does a converted float model compute its source's function? Checked on a few real samples.
 
-Converters can succeed and still change what a model computes (onnx2tf on magika's byte
+Converters can succeed and still change what a model computes (onnx2tf on a byte-sequence
 classifier gave output cosine 0.019 against the ONNX). A float artifact is the reference its
 int8 forms are quantized from, so one that is not the same function is refused at export, with
 the output and the figure that show it, rather than failing every quantization after it.
@@ -22,7 +22,7 @@ from edgepipe.metrics.label_free import cosine, match_outputs
 
 #: Samples both models run on.
 SAMPLES = 4
-#: Lowest output cosine of a float conversion taken as the same function (magika's wrong conversion: 0.0099).
+#: Lowest output cosine of a float conversion taken as the same function (a wrong conversion seen: 0.0099).
 MIN_COSINE = 0.99
 
 

@@ -3,9 +3,9 @@
 tf2onnx writes a Keras ``Conv1D`` the way TensorFlow runs it: ``Unsqueeze`` the [N, W, C] (or [N, C, W]) sequence
 to 4-D, ``Transpose`` it to NCHW when needed, a 2-D ``Conv`` with a 1 x k kernel, then ``Squeeze`` the unit axis
 (its optimizer moves the Transposes, so either side may have one or not); Paddle exports its 1-D convolutions the
-same way (``Unsqueeze`` -> ``Conv`` -> ``Squeeze``, PP-OCR's recogniser heads). onnx2tf 1.28.8 guesses the NHWC
-layout of such a chain wrong and fails in ``tf.squeeze`` or ``tf.nn.convolution`` (humanactivity's HAR CNN,
-BeliefPPG, CI-SpliceAI, slovorez, PP-OCRv6 tiny got no TFLite). The chain is one 1-D ``Conv`` on the 3-D tensor
+same way (``Unsqueeze`` -> ``Conv`` -> ``Squeeze``, text recognisers' heads). onnx2tf 1.28.8 guesses the NHWC
+layout of such a chain wrong and fails in ``tf.squeeze`` or ``tf.nn.convolution`` (five real models with
+such chains got no TFLite). The chain is one 1-D ``Conv`` on the 3-D tensor
 (permuted first and after where the chain permutes it) with the weights' unit axis dropped, which onnx2tf converts.
 
 The fold is exact: the unit axis has kernel size 1 and no padding, so neither its stride nor its dilation (nor

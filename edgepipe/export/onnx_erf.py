@@ -1,9 +1,9 @@
 """Erf written in ops TFLite has builtins for (and NPUs run in int8): the tanh approximation GELU's is made of.
 
 TFLite has no builtin Erf: onnx2tf writes an ONNX ``Erf`` it does not take for part of a GELU as the Select TF op
-``FlexErf``, which LiteRT and every NPU delegate refuse (PP-OCRv6's recognisers, edgepipe's digits_vit). onnx2tf's
+``FlexErf``, which LiteRT and every NPU delegate refuse (text recognisers, edgepipe's digits_vit). onnx2tf's
 own replacement (``-rtpo erf``, Abramowitz and Stegun's polynomial) divides by ``|x| + 1e-11`` for the sign, and in
-int8 that divisor quantizes to zero: LiteRT's int8 DIV then refuses to run (PP-OCRv6 tiny's recogniser).
+int8 that divisor quantizes to zero: LiteRT's int8 DIV then refuses to run (seen on a small text recogniser).
 
 Here ``erf(x)`` becomes ``tanh(2/sqrt(pi) * (x + 0.044715 * 2 * x^3))``, the approximation behind
 ``gelu(approximate="tanh")`` (absolute error at most 3.6e-4 on every x): Mul, Add and Tanh only. It is used only when

@@ -3,9 +3,9 @@
 A model saved after ONNX Runtime's extended graph optimizations (``SessionOptions.optimized_model_filepath``) holds
 FusedConv and FusedGemm nodes (a Conv or Gemm with its activation, and for FusedConv an added tensor, in one node
 of the com.microsoft domain) and FusedMatMul nodes (a MatMul with the Transposes and scaling before it).
-Third-party models ship that way (NVIDIA's MarbleNet VAD export is one). onnx2tf 1.28.8 cannot run ONNX Runtime's
+Third-party models ship that way (a NeMo voice-activity detector is one). onnx2tf 1.28.8 cannot run ONNX Runtime's
 shape inference on such a graph ("No Op registered for FusedConv"), skips its shape estimation, and then places axes
-wrongly further on: MarbleNet failed at its last Split; it has no FusedMatMul converter at all. ONNX Runtime's own
+wrongly further on: that detector failed at its last Split; it has no FusedMatMul converter at all. ONNX Runtime's own
 quantizer fails on these graphs too. The expansion is exact: ``act(Conv(X, W, B) + Z)``, ``act(Gemm(A, B, C))``
 and ``alpha * op(A) @ op(B)`` are what ONNX Runtime computes for these nodes. Nodes whose activation has no standard
 ONNX op of the same meaning, and FusedMatMuls that transpose batch axes or whose operand ranks shape inference

@@ -5,7 +5,7 @@ empty initial state (``An `initial_state` was passed that is not compatible with
 bidirectional LSTM, reads ``initial_h[1]`` of nothing (``TypeError: 'NoneType' object is not subscriptable``).
 PyTorch exports an ``nn.LSTM`` called without states with zero states computed from the input's shape, and the
 onnxsim pass onnx2tf runs first folds them to constants and drops them, since zero is the default: every such
-export failed (metapredict's disorder BiLSTM, held-out batch 20). edgepipe therefore runs onnxsim itself as onnx2tf
+export failed (a protein-disorder BiLSTM). edgepipe therefore runs onnxsim itself as onnx2tf
 would, gives each LSTM still missing a state an explicit zero initializer (what ONNX defines the missing state to
 be, so the model is unchanged) and tells onnx2tf not to simplify again (``-nuo``), which would drop them once more.
 """

@@ -2,9 +2,9 @@
 
 A MaxPool's padding (its ``pads``, and the end padding ``ceil_mode`` adds) never wins the max in ONNX. onnx2tf
 writes it as an explicit pad with zeros whenever it also writes the full-integer TFLite (its workaround for the
-int8 range of a pad with the float minimum, onnx2tf issue 444), unless the padding is exactly TensorFlow's
+int8 range of a pad with the float minimum, onnx2tf's GitHub issue #444), unless the padding is exactly TensorFlow's
 ``SAME``. A window that reaches past its input then takes ``max(x, 0)``: after a PReLU or a linear layer, negative
-maxima become 0 (facenet-pytorch's MTCNN RNet: its box outputs at cosine 0.988 with the ONNX model's, refused at
+maxima become 0 (a face detector's refinement network: its box outputs at cosine 0.988 with the ONNX model's, refused at
 export). Before onnx2tf sees the model, each such MaxPool is rewritten:
 
 - padding that is TensorFlow's ``SAME`` becomes ``pads`` without ``ceil_mode`` (onnx2tf writes a ``SAME`` pool,

@@ -2,10 +2,10 @@
 
 onnx2tf 1.28.8 converts a Slice with step -1 over the time axis of a [T, F] sequence into a TFLite graph that
 computes something else (a MatMul, the reversal and an Add: output cosine 0.70 with the ONNX model's in one hand-run
-probe). madmom's
-bidirectional networks reverse their input and output sequences that way around each backward GRU or LSTM, so their
-TFLite was refused at export. A Gather of the reversed indices along that axis is the same function, and onnx2tf
-converts it exactly. Slices that keep part of an axis, or whose starts, ends, axes or steps are not constants, stay.
+probe). Bidirectional networks built from forward ones reverse their input and output sequences that way around each
+backward GRU or LSTM, so their TFLite was refused at export. A Gather of the reversed indices along that axis is the
+same function, and onnx2tf converts it exactly. Slices that keep part of an axis, or whose starts, ends, axes or
+steps are not constants, stay.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def _calibration_args(calibration: Dataset, input_names: list[str], scratch: Pat
 
 
 #: The sample images onnx2tf loads from its working folder, or else downloads from GitHub, whenever every input of
-#: the model is a 3-channel NHWC image (open_nsfw: the build failed offline). With ``-cind`` given it never uses
+#: the model is a 3-channel NHWC image (an image classifier's build failed offline). With ``-cind`` given it never uses
 #: them, so edgepipe writes the calibration images there and onnx2tf reads no network.
 SAMPLE_IMAGES = "calibration_image_sample_data_20x128x128x3_float32.npy"
 
@@ -140,7 +140,7 @@ def last_error(output: str) -> str:
 
 def kept_input_names(input_names: list[str]) -> list[str]:
     """Each input name as given and as onnx2tf renames it (:func:`onnx2tf_name`), so an input PyTorch named
-    'onnx::Flatten_0' keeps its shape (openWakeWord's classifiers: else [1, 16, 96] became [1, 96, 16] and the
+    'onnx::Flatten_0' keeps its shape (wake-word classifiers: else [1, 16, 96] became [1, 96, 16] and the
     TFLite was refused)."""
     variants = (v for name in input_names for v in (name, onnx2tf_name(name, False), onnx2tf_name(name, True)))
     return list(dict.fromkeys(variants))

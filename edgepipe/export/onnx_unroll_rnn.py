@@ -1,7 +1,7 @@
 """ONNX LSTM, GRU and RNN nodes unrolled into the ops they are defined by, for converters that get them wrong.
 
 onnx2tf converts recurrent ops through Keras layers, and on real models that fails or computes something else:
-madmom's peephole LSTMs stop with "Dimensions must be equal", its bidirectional GRUs (``linear_before_reset``) come
+peephole LSTMs stop with "Dimensions must be equal", bidirectional GRUs (``linear_before_reset``) come
 out with outputs far from the ONNX model's. Over a sequence of static length a recurrent op is a fixed graph of
 MatMul, Add, Mul, Sigmoid and Tanh per step (the ONNX operator definitions), which every converter handles. Each
 node is replaced by exactly that graph: the input projection of every step in one MatMul, then per step the

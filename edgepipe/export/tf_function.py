@@ -81,7 +81,7 @@ def _saved_model_graph(model: SourceModel, signature: tuple[Any, ...], folder: P
 def build_tf_graph(model: SourceModel, scratch: Path) -> TFGraph:
     """The batch-1 graph of a Keras model or SavedModel; its SavedModel goes under ``scratch``."""
     signature = _input_signature(model)
-    folder = scratch / "batch1_saved_model"
+    folder = scratch / "fixed_batch_saved_model"
     if model.format == "keras":
         function = _keras_graph(model, signature, folder)
     elif model.format == "savedmodel":

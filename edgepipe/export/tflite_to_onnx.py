@@ -81,7 +81,7 @@ def _check_same_function(onnx_path: Path, tflite_path: Path, samples: list[list[
 
 
 def _fix_stored_shapes(model: object, tflite_path: Path, onnx_path: Path) -> None:
-    """Give the ONNX inputs the shapes the TFLite stores (what LiteRT allocates, batch 1) where tf2onnx kept the
+    """Give the ONNX inputs the shapes the TFLite stores (what LiteRT allocates, batch size 1) where tf2onnx kept the
     shape signature's -1 as a dynamic dimension: a converted Keras model's batch is ``None``, and NPU compilers
     (rknn-toolkit2) refuse dynamic inputs."""
     from ai_edge_litert.interpreter import Interpreter

@@ -57,7 +57,7 @@ def _tensor(schema: Any, model: Any, subgraph: Any, index: int) -> TensorInfo:
     The stored ``shape`` holds 1 where the converter saw a dynamic dimension (``shape_signature`` -1). A dynamic
     batch (axis 0) is that 1: the interpreter allocates it and Vela says so ("has a dynamic signature in axis 0.
     Setting shape axis 0 to 1 and proceeding"); reading it as dynamic made every op of a converted Keras model
-    look dynamic (basic_pitch: 312 ops on the CPU where Vela runs 200 of them on the NPU). A dynamic dimension
+    look dynamic (a music transcriber: 312 ops on the CPU where Vela runs 200 of them on the NPU). A dynamic dimension
     at any other axis is only known at run time (its stored 1 is a placeholder): ``None``, and Vela leaves the
     op on the CPU ("Dynamic non-batch dimension at axis 1").
     """

@@ -69,7 +69,7 @@ def precision_of(path: Path) -> str:
 
 
 def sample_inputs(runner: Runner, seed: int = 0) -> list[np.ndarray]:
-    """A deterministic random input per model input (uniform [0, 1) floats; zeros for integers; batch 1)."""
+    """A deterministic random input per model input (uniform [0, 1) floats; zeros for integers; batch size 1)."""
     rng = np.random.default_rng(seed)
     arrays = []
     for spec in runner.signature.inputs:

@@ -208,7 +208,7 @@ def render_config(model: Path, config_path: Path, inputs: list[InputInfo]) -> st
               'output = "build"']
     if shapes and detect_format(model) != "onnx":  # the loaders of the other formats take no input_shapes
         lines += ["", f"# Dynamic dimensions ({', '.join(shapes)}): input_shapes applies to ONNX models only; this "
-                      "model runs with batch 1", "# and the other sizes it declares (export it with the sizes you "
+                      "model runs with batch size 1", "# and the other sizes it declares (export it with the sizes you "
                       "feed to change them)."]
     elif shapes:
         lines += ["", "# Dynamic dimensions must be fixed for int8 and for NPU compilers. These sizes are guesses:",

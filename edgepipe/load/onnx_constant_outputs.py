@@ -1,6 +1,6 @@
 """ONNX outputs that follow from the input shapes alone: constants of a static-shape model.
 
-NeMo's exports (MarbleNet VAD among them) return a length beside the scores, computed from the audio's shape
+NeMo's exports (voice-activity detectors among them) return a length beside the scores, computed from the audio's shape
 (``Shape -> Gather -> Add -> Div``). With the input shapes fixed such an output is a constant; onnxsim folds it and
 onnx2tf leaves it out of the TFLite, which is then the same function on every output that depends on the data.
 edgepipe lets a converted artifact leave out these outputs only, and says so; any other missing output is still a

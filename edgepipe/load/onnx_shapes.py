@@ -2,7 +2,7 @@
 
 Converters (onnx2tf), PTQ and NPU compilers want static shapes. The user names
 shapes in the config (``input_shapes = {input = [1, 576]}``); any other input whose
-leading (batch) dimension is dynamic gets batch 1. A named dimension (``dim_param``)
+leading (batch) dimension is dynamic gets batch size 1. A named dimension (``dim_param``)
 is fixed everywhere it appears, so ``state [2, batch, 128]`` follows ``input [batch, n]``
 — unless ``input_shapes`` gives one name two sizes (PaddlePaddle exports call both
 height and width ``?``): then only the input's own dimensions are set, and the graph
@@ -91,7 +91,7 @@ def clear_stale_shapes(model: Any) -> int:
     """Drop shape annotations that name dimensions no input declares any more; returns how many.
 
     Exporters annotate intermediate values and outputs with symbolic dims derived from the
-    inputs' names (PyTorch writes ``(floor(height/2 - 1/2) + 1)*...`` for a YOLO head's anchor
+    inputs' names (PyTorch writes ``(floor(height/2 - 1/2) + 1)*...`` for a detection head's anchor
     count). Fixing the inputs leaves those formulas behind, and ONNX shape inference keeps an
     annotation rather than replace it, so the fixed model would still declare dynamic outputs and
     converters (onnx2tf) would build from the stale shapes. Annotations are optional: dropping
@@ -159,12 +159,12 @@ def fix_output_shapes(model: Any) -> None:
     """Give the outputs the static shapes ONNX shape inference finds from the fixed inputs.
 
     Like ONNX Runtime's ``fix_output_shapes``, with data propagation on: shapes computed by
-    Shape/Gather/Range arithmetic (a YOLO head's anchor count) become static too. An output declared with no
+    Shape/Gather/Range arithmetic (a detection head's anchor count) become static too. An output declared with no
     known dimension is inferred with its rank as well: exporters declare placeholder shapes of the wrong rank
-    (madmom's converter: ``[output_0_dim_0]`` for a [100, 88] result), which would make inference fail.
+    (one converter writes ``[output_0_dim_0]`` for a [100, 88] result), which would make inference fail.
     """
     unknown = {}
-    for value in model.graph.output:  # no known dim: the declared rank may be wrong too (madmom's converter
+    for value in model.graph.output:  # no known dim: the declared rank may be wrong too (a converter
         dims = value.type.tensor_type.shape.dim  # declares rank-1 outputs of rank-2 results), so infer the rank
         if value.type.HasField("tensor_type") and dims and all(_is_dynamic(d) for d in dims):
             unknown[value.name] = onnx.TypeProto.Tensor()

@@ -52,10 +52,10 @@ def load_model(path: Path, input_shapes: dict[str, list[int]] | None = None) -> 
         from edgepipe.load import onnx_loader as loader  # type: ignore[no-redef]
     else:
         from edgepipe.load import tflite_loader as loader  # type: ignore[no-redef]
-    # ONNX inputs with dynamic dimensions are fixed on load (config `input_shapes`, else batch 1).
+    # ONNX inputs with dynamic dimensions are fixed on load (config `input_shapes`, else batch size 1).
     if input_shapes and fmt != "onnx":
         log.warning("input_shapes (%s) is ignored: it applies to ONNX models only; this %s model keeps the "
-                    "shapes it declares, with batch 1", ", ".join(input_shapes), fmt)
+                    "shapes it declares, with batch size 1", ", ".join(input_shapes), fmt)
     handle, signature = loader.load(path, input_shapes) if fmt == "onnx" else loader.load(path)  # type: ignore[call-arg]
     log.info("loaded %s model %s: inputs %s", fmt, path,
              ", ".join(spec.describe() for spec in signature.inputs))

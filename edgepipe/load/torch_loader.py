@@ -13,7 +13,7 @@ Two ways in, with different trust:
   (from the current folder or the installed packages) and calls ``factory()``. That runs
   the user's code, which is what they asked for; a file path never does. The factory
   returns ``(module, example_inputs)``: an ``nn.Module`` and a tensor or tuple of tensors
-  (batch 1) that ``torch.export.export`` traces it with.
+  (batch size 1) that ``torch.export.export`` traces it with.
 """
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def match_outputs(reference: Sequence[tuple[str, int]], candidate: Sequence[tupl
 
     By name when every reference name is among the candidate's; else by position when the
     sizes agree; else each reference output with the one candidate output of its size, and outputs
-    that share a size with others in the order both models declare them (MarbleNet's two [1, 51, 1]
+    that share a size with others in the order both models declare them (a voice-activity detector's two [1, 51, 1]
     scores, renamed by onnx2tf, beside a constant it left out). Outputs that cannot be paired are
     left out.
     """

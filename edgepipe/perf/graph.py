@@ -31,7 +31,7 @@ _FUSABLE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", 
 
 @dataclass(frozen=True)
 class OpWork:
-    """The work one op does in one inference (batch 1).
+    """The work one op does in one inference (batch size 1).
 
     ``macs``: multiply-accumulates (pooling counts one per element it reads,
     elementwise ops one per element they write); ``*_bytes``: activation bytes

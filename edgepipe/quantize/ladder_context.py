@@ -118,7 +118,7 @@ class LadderContext:
     @property
     def decision_thresholds(self) -> Thresholds:
         """What a label-free choice must reach on the decision split: :meth:`Thresholds.with_margin` of the gate.
-        Choosing the fewest float layers that just hold on a small split is optimistic (PP-OCRv4's detector:
+        Choosing the fewest float layers that just hold on a small split is optimistic (a text detector:
         cosine 0.9904 on calibration, 0.98998 on evaluation against a 0.99 gate)."""
         return self.thresholds.with_margin()
 
@@ -192,8 +192,8 @@ class LadderContext:
 
     def candidate_fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:meth:`fidelity` of a candidate the ladder made; one ONNX Runtime refuses to load scores worst, with
-        ONNX Runtime's message as its failure. Its optimiser can fail on a valid mixed graph (MiniLM with one
-        LayerNorm left int8: "Attempt to replace the existing tensor" in an extended fusion), and a candidate
+        ONNX Runtime's message as its failure. Its optimiser can fail on a valid mixed graph (a sentence encoder with
+        one LayerNorm left int8: "Attempt to replace the existing tensor" in an extended fusion), and a candidate
         that does not load is simply not chosen."""
         if fmt != "onnx":
             return self.fidelity(fmt, path)

@@ -1,7 +1,7 @@
 """Which ONNX nodes to keep float: the damage each int8 node does when it alone reads int8.
 
 Per weight layer sensitivity misses where real exports lose their accuracy: in the int8
-tensors between activation-only ops (silero VAD's STFT magnitude ``Pow -> Add -> Sqrt``,
+tensors between activation-only ops (a VAD's STFT magnitude ``Pow -> Add -> Sqrt``,
 PaddlePaddle's HardSwish pieces, a detector's ``Concat`` of heads), which no layer owns.
 Every node of the fully quantized model that reads a DequantizeLinear is scored once with
 *only it* reading int8 (its rounded inputs and int8 weights) and every other node float
@@ -12,7 +12,7 @@ quantized at the Slice, again at the Add) hide each other there, and each shows 
 One try is one graph edit, a session and a few inferences. Their number is set by a cost model of
 the model (:func:`try_cost`, its nodes and multiply-accumulates), not by a clock: a ranking, and
 so a verdict, must not depend on how busy the machine was (a loaded machine once ranked 32 of
-MiniLM's nodes where a quiet one ranked all of them, and the build failed).
+a sentence encoder's nodes where a quiet one ranked all of them, and the build failed).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ model's accuracy that way; both are rewritten before quantization, as NPU compil
 
 - **decomposed HardSwish**: PaddlePaddle writes ``hardswish(x)`` as ``Mul(x, Clip(x + 3, 0, 6)) / 6``.
   The product ``x * relu6(x + 3)`` spans six times the output's range, so its int8 step is six
-  times too coarse for the values that matter (PP-OCRv4's text detector: output cosine 0.20 after
+  times too coarse for the values that matter (a text detector: output cosine 0.20 after
   min/max PTQ). The chain becomes one ``HardSwish`` (opset >= 14).
 - **a constant scale or shift right after a Conv** (``Mul``/``Div``/``Add``/``Sub`` by a scalar or a
   per-output-channel constant: PP-LCNetV3's learnable affine blocks, re-parameterised blocks):

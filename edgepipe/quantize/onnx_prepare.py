@@ -232,7 +232,7 @@ def synthetic_samples(model: Any, count: int = 2, seed: int = 0) -> list[list[np
 
 def _raised_in_symbolic_inference(exc: BaseException) -> bool:
     """Whether ``exc`` was raised inside ONNX Runtime's symbolic shape inference (a TypeError on a Slice of a tensor
-    whose shape it could not infer after a DFT: Fracast's periodogram), not in what runs after it."""
+    whose shape it could not infer after a DFT, as in a forecaster's periodogram), not in what runs after it."""
     frames = traceback.extract_tb(exc.__traceback__)
     return bool(frames) and frames[-1].filename.endswith("symbolic_shape_infer.py")
 

@@ -35,7 +35,7 @@ LAYER_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
 def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | None = None) -> Any:
-    """An ``onnxruntime.quantization.CalibrationDataReader`` over ``dataset`` (batch 1, model order).
+    """An ``onnxruntime.quantization.CalibrationDataReader`` over ``dataset`` (batch size 1, model order).
 
     It has a length and takes ``set_range``, so ONNX Runtime can calibrate it in chunks
     (:func:`calibration_chunk`).
@@ -68,7 +68,7 @@ def calibration_reader(dataset: Dataset, input_names: list[str], limit: int | No
 
 
 #: Bytes of activations ONNX Runtime's calibrators may hold at once. Its histogram calibrators (percentile,
-#: entropy) keep every activation of every sample they are given (13 GB for a PicoDet layout detector at
+#: entropy) keep every activation of every sample they are given (13 GB for a layout detector at
 #: 800x608 on 32 samples: out of memory on a 24 GiB machine), so larger calibrations run in chunks.
 CALIBRATION_BUDGET_BYTES = 2 << 30
 

@@ -17,7 +17,7 @@ activations.
 
 Fine-tuning has two losses: with a labelled training split, cross-entropy on the labels (the
 task loss); without one, distillation: the mean squared error to the float program's own
-outputs on the calibration inputs. The exported program is batch 1 (static shapes), so a
+outputs on the calibration inputs. The exported program has batch size 1 (static shapes), so a
 mini-batch is accumulated sample by sample before each Adam step.
 """
 

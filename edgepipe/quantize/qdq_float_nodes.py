@@ -2,7 +2,7 @@
 
 Excluding nodes from ONNX Runtime's quantizer (``nodes_to_exclude``) quantizes a different graph:
 the neighbours' QuantizeLinear/DequantizeLinear pairs move, removable activations stay or go, and
-on real models (silero VAD, PP-OCR) keeping *more* layers in float often scored *lower*. Here the
+on real models (a VAD, text detectors) keeping *more* layers in float often scored *lower*. Here the
 fully quantized model is made once, with its activations explicit
 (``QDQKeepRemovableActivations``, so every Relu/Clip is still a node and a QuantizeLinear is
 never the only thing that clamps), and each kept node then reads the float tensors its

@@ -38,8 +38,8 @@ def activation_samples(augmented: Path, dataset: Dataset, limit: int) -> int:
     """Samples the accumulated comparison can afford: every tensor of both models is kept for each one.
 
     Measured: one sample through ``augmented`` (the int8 model with every tensor an output). Input bytes
-    times node count misjudged token models, whose inputs are small and activations not (MiniLM: out of
-    memory at 64 samples).
+    times node count misjudged token models, whose inputs are small and activations not (a sentence encoder: out
+    of memory at 64 samples).
     """
     import onnxruntime as ort
 

@@ -65,6 +65,21 @@ def constraint(func: Predicate) -> Predicate:
 
 def load_constraints() -> dict[str, Constraint]:
     """Every registered constraint (importing the modules that define them)."""
-    from edgepipe.rules import division, integer_tensors, ops, qnn_units, sequence, spatial, tensors  # noqa: F401 - registration side effect
+    from edgepipe.rules import (  # noqa: F401 - registration side effect
+        axes,
+        constants,
+        control_flow,
+        dense,
+        elementwise,
+        fused_patterns,
+        gather,
+        graph_io,
+        node_units,
+        quantization,
+        reshape,
+        sequence,
+        spatial,
+        tensors,
+    )
 
     return CONSTRAINTS

@@ -1,10 +1,119 @@
-"""Constraints on sequence models' tensors: time reversal, rank-2 and rank-3 layouts (Rockchip, found with
-rknn-toolkit2 2.5.0 on probe graphs: tests/verify/test_rknn_sequence.py)."""
+"""Constraints on recurrent ops and sequence tensors: LSTM and GRU attributes and states, time reversal, and the
+layouts of [T, F] and recurrent sequences on the NPU."""
 
 from __future__ import annotations
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import Verdict, constraint
+
+#: Recurrent ops: the Rockchip compiler holds their output sequence time-major, as [T, 1, 1, hidden], and reshapes
+#: their states (graph inputs they read, their Y_h) on the NPU whatever the size.
+RECURRENT_OPS = ("RNN", "GRU", "LSTM")
+#: Ops that pass a recurrent sequence on in that form: the Squeeze of the direction axis, reversals, Concats.
+_SEQUENCE_PASSING = ("Squeeze", "Slice", "Concat", "Identity")
+
+
+def _names(node: OpNode) -> list[str]:
+    """The node's ``activations`` attribute as text (ONNX stores strings as bytes)."""
+    return [a.decode() if isinstance(a, bytes) else str(a) for a in node.attrs.get("activations") or []]
+
+
+@constraint
+def recurrent_activations_spelled(node: OpNode, graph: OpGraph, defaults: list[str]) -> Verdict:
+    """Its activations are not given, or each direction's are exactly {param}, in lower case: the QNN EP compares
+    the names case-sensitively.
+
+    ONNX's own spellings Sigmoid and Tanh send the op to the CPU. Of a bidirectional LSTM's second direction the EP
+    compares the first and the last name only.
+    """
+    names = _names(node)
+    if not names:
+        return True, "default activations"
+    checked = list(range(len(defaults)))
+    if len(names) == 2 * len(defaults):
+        second = [len(defaults), 2 * len(defaults) - 1] if node.op == "LSTM" else \
+            list(range(len(defaults), 2 * len(defaults)))
+        checked += second
+    wrong = [names[i] for i in checked if i < len(names) and names[i] != defaults[i % len(defaults)]]
+    if wrong or len(names) < len(defaults):
+        return False, f"{node.op} activations {', '.join(names)} are not spelled {', '.join(defaults)}"
+    return True, f"activations {', '.join(names)}"
+
+
+@constraint
+def no_clip(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Its cell clip is not set (absent or 0): the QNN EP rejects a clipped LSTM or GRU (ONNX clips the input of
+    every gate's activation, QNN only the cell state)."""
+    clip = float(node.attrs.get("clip") or 0.0)
+    bad = required and clip != 0.0
+    return not bad, f"{node.op} clips at {clip:g}" if bad else "no clip"
+
+
+@constraint
+def constant_sequence_lens(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """Its sequence_lens input is absent or a constant: the QNN EP rejects lengths computed at run time (and
+    constant lengths that differ between the batch entries, whose values edgepipe's graph does not hold)."""
+    # the reader drops absent (empty) inputs, so positions shift: sequence_lens is the recurrent op's one int32 input
+    lengths = next((t for t in node.inputs if t.dtype == "int32"), None)
+    if not required or lengths is None:
+        return True, "no sequence_lens"
+    if not lengths.constant:
+        return False, f"{node.op} sequence_lens '{lengths.name}' is computed at run time"
+    return True, "constant sequence_lens"
+
+
+def has_peepholes(node: OpNode) -> bool:
+    """An LSTM with a constant input shaped like peephole weights, [directions, 3 x hidden_size] (the reader keeps
+    no empty inputs, so ``P`` is known by its shape: W, R and B have 4 or 8 x hidden_size rows)."""
+    hidden = int(node.attrs.get("hidden_size") or 0)
+    return node.op == "LSTM" and any(t.constant and t.shape is not None and len(t.shape) == 2 and
+                                     t.shape[1] == 3 * hidden for t in node.inputs)
+
+
+@constraint
+def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """An LSTM has no peephole weights (its input P): the compiler aborts on one; the same LSTM without P
+    compiles."""
+    if required and has_peepholes(node):
+        return False, "has peephole weights (input P)"
+    return True, "no peephole weights"
+
+
+@constraint
+def sequence_output_read(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """The recurrent op's output sequence Y (its first output) is read by an op or is a graph output: the compiler
+    fails to build a GRU of which only the final state Y_h is used."""
+    if not required or not node.outputs:
+        return True, "not required"
+    first = node.outputs[0].name
+    if first and (first in graph.output_names() or graph.consumers().get(first)):
+        return True, "its output sequence is used"
+    return False, f"{node.op} '{node.name}': only its final state is used, its output sequence Y is read by nothing"
+
+
+@constraint
+def state_slice_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
+    """A Gather of one recurrent op's state from a graph input of stacked states ([layers, 1, 1, H] indexed per
+    layer) needs H a multiple of {param}: the compiler makes it a Slice and a Reshape to [1, 1, H]."""
+    data = node.inputs[0] if node.inputs else None
+    out = node.outputs[0].shape if node.outputs else None
+    if data is None or data.name not in graph.input_names() or not out or len(out) < 3:
+        return True, "not a state slice of a graph input"
+    readers = [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]
+    last = out[-1]
+    if not any(r.op in RECURRENT_OPS for r in readers) or not isinstance(last, int) or last % multiple == 0:
+        return True, "aligned state slice"
+    return False, (f"{node.op} slices a state of {last} units from graph input '{data.name}', not a multiple of "
+                   f"{multiple}")
+
+
+@constraint
+def time_axis_in(node: OpNode, graph: OpGraph, allowed: list[int]) -> Verdict:
+    """The op's time_axis (a ReverseSequence's) is one of {param}."""
+    axis = int(node.attrs.get("time_axis", 0) or 0)
+    if axis in allowed:
+        return True, f"time_axis {axis}"
+    return False, f"{node.op} time_axis {axis} not in {', '.join(str(a) for a in allowed)}"
 
 
 def _reversed_axes(node: OpNode) -> list[int] | None:
@@ -21,8 +130,8 @@ def _reversed_axes(node: OpNode) -> list[int] | None:
 
 @constraint
 def steps_forward(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """A Slice has no negative step: a reversal (a bidirectional RNN exported as two forward ones, each reading
-    and writing the sequence backwards) runs on the CPU (rknn-toolkit2 2.5.0 on RK3576, along any axis)."""
+    """A Slice has no negative step: a reversal, along any axis, runs on the CPU (as in a bidirectional RNN
+    exported as two forward ones, each reading and writing the sequence backwards)."""
     reversed_axes = _reversed_axes(node)
     if not required or not reversed_axes:
         return True, "steps forward" if reversed_axes is not None else "no constant steps"
@@ -32,8 +141,7 @@ def steps_forward(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
 @constraint
 def steps_backwards_on_last_axis_only(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """A Slice with a negative step (a reversal) steps backwards along its data's last axis only; one reversing
-    any other axis, e.g. the time axis of a [T, F] sequence, runs on the CPU (rknn-toolkit2 2.5.0 on RK3588:
-    madmom's bidirectional RNNs, built from forward RNNs over reversed sequences)."""
+    any other axis, such as the time axis of a [T, F] sequence, runs on the CPU."""
     reversed_axes = _reversed_axes(node)
     if not required or not reversed_axes:
         return True, "steps forward" if reversed_axes is not None else "no constant steps"
@@ -47,9 +155,11 @@ def steps_backwards_on_last_axis_only(node: OpNode, graph: OpGraph, required: bo
 @constraint
 def matrix_pad_axes_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     """A Pad of a 2-D tensor pads at most {param} axis; one padding both the time and the feature axis of a [T, F]
-    spectrogram (madmom's key CNN) runs on the CPU (rknn-toolkit2 2.5.0, RK3588 and RK3576). Pads of other ranks
-    are not limited by this rule (3-D pads of two axes run on either side, depending on the axes and on the op
-    after them)."""
+    spectrogram runs on the CPU.
+
+    Pads of other ranks are not limited by this rule (3-D pads of two axes run on either side, depending on the
+    axes and on the op after them).
+    """
     pads = node.attrs.get("pads")
     shape = node.inputs[0].shape if node.inputs else None
     if not pads or shape is None or len(shape) != 2 or len(pads) != 4:
@@ -58,45 +168,6 @@ def matrix_pad_axes_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
     if len(padded) > limit:
         return False, f"Pad of a 2-D tensor pads axes {padded} (more than {limit})"
     return True, f"pads axes {padded}"
-
-
-def has_peepholes(node: OpNode) -> bool:
-    """An LSTM with a constant input shaped like peephole weights, [directions, 3 x hidden_size] (the reader keeps
-    no empty inputs, so ``P`` is known by its shape: W, R and B have 4 or 8 x hidden_size rows)."""
-    hidden = int(node.attrs.get("hidden_size") or 0)
-    return node.op == "LSTM" and any(t.constant and t.shape is not None and len(t.shape) == 2 and
-                                     t.shape[1] == 3 * hidden for t in node.inputs)
-
-
-@constraint
-def no_peepholes(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """An LSTM has no peephole weights (its input P): rknn-toolkit2 2.5.0's compiler aborts on one ("SubGraphManager:
-    not support yet"; with an empty optional input before P, "KeyError: ''"), as on every madmom LSTM; the same LSTM
-    without P compiles."""
-    if required and has_peepholes(node):
-        return False, "has peephole weights (input P)"
-    return True, "no peephole weights"
-
-
-@constraint
-def sequence_output_read(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """The recurrent op's output sequence Y (its first output) is read by an op or is a graph output: rknn-toolkit2
-    2.5.0 fails to build a GRU of which only the final state Y_h is used ("KeyError: ''" in PLCMOS v2, which pools
-    its second GRU's states; an ONNX Runtime error in probes, whatever reads Y_h), and builds one whose Y is read
-    (an LSTM of which only the states are used builds too)."""
-    if not required or not node.outputs:
-        return True, "not required"
-    first = node.outputs[0].name
-    if first and (first in graph.output_names() or graph.consumers().get(first)):
-        return True, "its output sequence is used"
-    return False, f"{node.op} '{node.name}': only its final state is used, its output sequence Y is read by nothing"
-
-
-#: Recurrent ops: rknn-toolkit2 holds their output sequence time-major, as [T, 1, 1, hidden], and reshapes their
-#: states (graph inputs they read, their Y_h) on the NPU whatever the size.
-RECURRENT_OPS = ("RNN", "GRU", "LSTM")
-#: Ops that pass a recurrent sequence on in that form: the Squeeze of the direction axis, reversals, Concats.
-_SEQUENCE_PASSING = ("Squeeze", "Slice", "Concat", "Identity")
 
 
 def _from_recurrent(node: OpNode, graph: OpGraph, depth: int = 8) -> bool:
@@ -111,10 +182,8 @@ def _from_recurrent(node: OpNode, graph: OpGraph, depth: int = 8) -> bool:
 
 @constraint
 def sequence_concat_reshape_aligned(node: OpNode, graph: OpGraph, multiple: int) -> Verdict:
-    """A reshape of the Concat of recurrent outputs (a bidirectional layer's forward and backward sequences,
-    held as [T, 1, 1, W] on the NPU) writes W, its last axis, as a multiple of {param}: rknn-toolkit2 2.5.0 on
-    RK3588 runs the Unsqueeze that feeds such a Concat to the next recurrent layer on the CPU otherwise (madmom's
-    bidirectional onset RNN: 2 x 25 units); one reading a reversal, which runs on the CPU, runs on the NPU."""
+    """A reshape of the Concat of recurrent outputs (a bidirectional layer's two sequences, held as [T, 1, 1, W]
+    on the NPU) writes W, its last axis, as a multiple of {param}."""
     data = node.inputs[0] if node.inputs else None
     producers = graph.producers()
     writer = graph.nodes[producers[data.name]] if data is not None and data.name in producers else None

@@ -1,4 +1,4 @@
-"""Constraints on convolution and pooling geometry: kernel, stride, dilation, padding, feature-map size."""
+"""Constraints on convolution, pooling and resize geometry: kernel, stride, dilation, padding, feature-map size."""
 
 from __future__ import annotations
 
@@ -54,8 +54,7 @@ def stride_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
 
 @constraint
 def strides_powers_of_two(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """Every stride is a power of two (rknn-toolkit2 2.5.0 on RK3588 runs a transposed convolution of stride 3 or 5
-    on its CPU, of stride 2, 4 or 8 on its NPU; probed in 1-D and 2-D; OpenSpindleNet's upsampling neck)."""
+    """Every stride is a power of two."""
     strides = [int(s) for s in node.attrs.get("strides") or (1, 1)]
     odd = [s for s in strides if s & (s - 1)]
     if odd and required:
@@ -110,26 +109,6 @@ def depthwise_multiplier_max(node: OpNode, graph: OpGraph, limit: int) -> Verdic
         else f"depth multiplier {multiplier}"
 
 
-@constraint
-def transpose_axes_product_max(node: OpNode, graph: OpGraph, limit: int) -> Verdict:
-    """A transpose that is not the identity keeps its axes within {param}: H, W and C each when only the
-    three innermost axes are larger than 1, otherwise the product of any N-2 of its N axes."""
-    shape = node.inputs[0].shape if node.inputs else None
-    perm = node.attrs.get("perm")
-    if not shape or perm is None or list(perm) == list(range(len(shape))):
-        return True, "identity"
-    dims = [int(d or 0) for d in shape]
-    if len(dims) <= 3 or all(d == 1 for d in dims[:-3]):
-        worst = max(dims[-3:])
-        return worst <= limit, f"{node.op} axis of {worst} > {limit}" if worst > limit else "axes ok"
-    largest = sorted(dims, reverse=True)[: len(dims) - 2]
-    product = 1
-    for dim in largest:
-        product *= dim
-    return product <= limit, f"{node.op} product of {len(largest)} axes {product} > {limit}" if product > limit \
-        else "axes ok"
-
-
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
@@ -139,9 +118,7 @@ def dilated_reach_channels_max(node: OpNode, graph: OpGraph, limit: int) -> Verd
     """On no axis does the dilated kernel's reach ((kernel - 1) x dilation + 1, at most the input's length on that
     axis) times the input channels (rounded up to 32) reach {param}.
 
-    QNN's HTP compiler cannot allocate such a convolution (``QNN_COMMON_ERROR_MEM_ALLOC``): a 1-D convolution
-    over 128 channels compiles with dilation 3000 and kernel 3 and fails with dilation 4095 (OpenSpindleNet's
-    circularly padded dilated convolutions); 2-D convolutions with dilations up to 24 over 2048 channels compile.
+    The compiler cannot allocate such a convolution (``QNN_COMMON_ERROR_MEM_ALLOC``).
     """
     data = node.inputs[0].shape if node.inputs else None
     weights = node.inputs[1].shape if len(node.inputs) > 1 else None
@@ -168,8 +145,7 @@ def _text(value: object) -> str:
 @constraint
 def align_corners_whole_steps(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """A linear or cubic Resize that aligns corners steps a whole number of input pixels per output pixel on every
-    resized axis: (out - 1) / (in - 1) is an integer (rknn-toolkit2 2.5.0 runs 8 -> 15, 22 or 29 on the NPU of both
-    SoCs and 8 -> 4, 12 or 16 on their CPU; other coordinate modes and nearest resizing on the NPU; probed)."""
+    resized axis: (out - 1) / (in - 1) is an integer."""
     mode = _text(node.attrs.get("mode", "nearest"))
     if not required or mode == "nearest" or \
             _text(node.attrs.get("coordinate_transformation_mode", "half_pixel")) != "align_corners":
@@ -190,9 +166,22 @@ def align_corners_whole_steps(node: OpNode, graph: OpGraph, required: bool) -> V
 @constraint
 def padding_counted(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
     """An average pooling that pads counts the padding in its divisor (``count_include_pad``) or pads nothing
-    (rknn-toolkit2 2.5.0 runs a padded 3 x 3 average that leaves the padding out, ONNX's default and tf2onnx's
-    SAME pooling, on the CPU of both SoCs, at stride 1 and 2; counting it, or without padding, on the NPU; probed)."""
+    (ONNX's default and tf2onnx's SAME pooling leave it out)."""
     pads = [int(p) for p in node.attrs.get("pads") or ()]
     if not required or not any(pads) or int(node.attrs.get("count_include_pad", 0)):
         return True, "counts its padding" if any(pads) else "no padding"
     return False, f"{node.op} pads {pads} without counting the padding (count_include_pad = 0)"
+
+
+@constraint
+def conv1d_explicit_pads(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
+    """A 1-D convolution (a rank-3 input) spells its padding as ``pads``, not ``auto_pad`` SAME: the compiler
+    refuses the model otherwise.
+
+    Fix: export the model with explicit padding.
+    """
+    data = node.inputs[0] if node.inputs else None
+    one_d = data is not None and data.shape is not None and len(data.shape) == 3
+    if not required or not one_d or node.attrs.get("padding") != "same":
+        return True, "explicit or no padding" if one_d else "not a 1-D convolution"
+    return False, f"{node.op} '{node.name}' is a 1-D convolution padded by auto_pad SAME"

@@ -1,7 +1,7 @@
 """Whether LiteRT survives opening a TFLite file, asked of a child process.
 
 LiteRT's C++ code can abort the whole process on a file a third-party tool wrote: a double free in
-``allocate_tensors`` on ai-edge-quantizer's int8 TFLite of arabic-name-romanizer's GRU encoder killed edgepipe with
+``allocate_tensors`` on ai-edge-quantizer's int8 TFLite of a name transliterator's GRU encoder killed edgepipe with
 SIGABRT, leaving a half-built output folder. No Python handler sees that, so every TFLite a converter or quantizer
 writes (and every TFLite a user gives) is first opened, allocated and run once on zeros in a child; a child killed
 by a signal is a result that names the signal, and the file never reaches the in-process runtime.

@@ -1,4 +1,4 @@
-"""Stage: export the source model to float ONNX and float TFLite (batch 1).
+"""Stage: export the source model to float ONNX and float TFLite (batch size 1).
 
 - Keras / SavedModel: float ONNX (tf2onnx) and float TFLite (TFLite converter).
 - ONNX: the model with its dynamic dimensions fixed on load, and float TFLite through
@@ -67,7 +67,7 @@ def _export_tf_graph(inputs: BuildInputs, folder: Path, scratch: Path,
     artifacts = []
     exporters: list[tuple[ArtifactFormat, Tool, Callable[[Any, Path], Path]]] = [
         ("onnx", TF2ONNX, export_onnx), ("tflite", TFLITE_CONVERTER, export_tflite)]
-    with stages.stage(STAGE, "float ONNX (tf2onnx) and float TFLite (TFLite converter), batch 1"):
+    with stages.stage(STAGE, "float ONNX (tf2onnx) and float TFLite (TFLite converter), batch size 1"):
         graph = build_tf_graph(inputs.model, scratch)
         for fmt, tool, export in exporters:
             path = folder / f"model.{fmt}"
@@ -218,7 +218,7 @@ def _constants_left_out(tflite_path: Path, inputs: BuildInputs) -> str:
 def _check_same_function(onnx_path: Path, tflite_path: Path, inputs: BuildInputs) -> None:
     """onnx2tf's float TFLite must compute the ONNX model's function on calibration samples.
 
-    A conversion can succeed and still compute something else (magika's byte classifier: output
+    A conversion can succeed and still compute something else (a byte-sequence classifier: output
     cosine 0.019); every int8 TFLite made from it would then be judged against the ONNX and fail
     for a reason no calibration fixes, and the TFLite targets would report quantization errors.
     """

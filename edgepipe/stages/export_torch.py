@@ -1,6 +1,6 @@
 """Export, PyTorch input: float ONNX through ``torch.onnx`` (dynamo), then on along the ONNX input's path.
 
-The exported ONNX is loaded like a user's ONNX file (shapes checked, batch 1), so
+The exported ONNX is loaded like a user's ONNX file (shapes checked, batch size 1), so
 TFLite comes from onnx2tf exactly as for an ONNX input. An exporter failure is a
 skipped export stage that quotes the exporter and says what to try next; the build
 goes on without artifacts rather than crashing.
@@ -25,7 +25,7 @@ def as_onnx_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> BuildI
 
     path = folder / "model.onnx"
     try:
-        with stages.stage("export", "float ONNX through torch.onnx.export (dynamo), batch 1"):
+        with stages.stage("export", "float ONNX through torch.onnx.export (dynamo), batch size 1"):
             export_program_to_onnx(inputs.model.handle.program, path)
     except TorchOnnxExportError as exc:
         log.warning("%s: %s", inputs.model.name, exc)

@@ -92,7 +92,7 @@ def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Pat
 def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
     """Lowest output cosine of ``path`` against ``float_path`` on ``data``, and the thresholds it misses."""
     reference, got = run_outputs(float_path, data, RUNG_SAMPLES), run_outputs(path, data, RUNG_SAMPLES)
-    agreements, unmatched = reference.agreements(got)  # ai-edge-quantizer may reorder outputs (PicoDet's two)
+    agreements, unmatched = reference.agreements(got)  # ai-edge-quantizer may reorder outputs (a detector's two)
     lowest = min((a.cosine for a in agreements), default=-1.0) if not unmatched else -1.0
     return lowest, [f for a in agreements for f in thresholds.failures(a)] + [unmatched_failure(n) for n in unmatched]
 

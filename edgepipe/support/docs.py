@@ -8,6 +8,7 @@ a test regenerates them and fails when the checked-in copies under
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from edgepipe.rules import load_constraints
 from edgepipe.targets.profile import OpTable, TargetProfile
@@ -20,6 +21,17 @@ def _rule_lines(rules: dict[str, object]) -> list[str]:
     return [f"{known[name].rule(param)} (`{name}`)" for name, param in rules.items() if param is not False]
 
 
+def _op_cells(rules: dict[str, Any]) -> list[str]:
+    """One table row per constraint of an op (so each rule reads on a line of its own), then its exemptions."""
+    own = {k: v for k, v in rules.items() if k != "skip"}
+    skipped = rules.get("skip") or []
+    exempt = f"exempt from: {', '.join(f'`{s}`' for s in skipped)}" if skipped else None
+    cells = _rule_lines(own)
+    if not cells:
+        return ["generic only" + (f"; {exempt}" if exempt else "")]
+    return [*cells, exempt] if exempt else cells
+
+
 def _table_section(fmt: str, table: OpTable) -> list[str]:
     lines = [f"## {fmt} graphs", ""]
     if table.all_ops:
@@ -28,19 +40,14 @@ def _table_section(fmt: str, table: OpTable) -> list[str]:
         lines += ["Generic constraints (every listed op, unless it skips one):", ""]
         lines += [f"- {line}" for line in _rule_lines(table.generic)]
         lines.append("")
-    lines += ["| operator | constraints |", "|---|---|"]
+    lines += ["| operator | constraint |", "|---|---|"]
     for op in sorted(table.ops):
-        own = {k: v for k, v in table.ops[op].items() if k != "skip"}
-        skipped = table.ops[op].get("skip", [])
-        cell = "; ".join(_rule_lines(own)) or "generic only"
-        if skipped:
-            cell += f"; exempt from: {', '.join(f'`{s}`' for s in skipped)}"
-        lines.append(f"| {op} | {cell} |")
+        lines += [f"| {op} | {cell} |" for cell in _op_cells(table.ops[op])]
     lines += ["", "Operators not listed run on the CPU.", ""]
     if table.compile_blockers:
         lines += ["Compile blockers (one such node and the compiler rejects the whole graph):", ""]
-        lines += [f"- {'any op' if op == '*' else op}: {'; '.join(_rule_lines(rules))}"
-                  for op, rules in sorted(table.compile_blockers.items())]
+        lines += [f"- {'any op' if op == '*' else op}: {rule}"
+                  for op, rules in sorted(table.compile_blockers.items()) for rule in _rule_lines(rules)]
         lines.append("")
     if table.ignore:
         lines += [f"Not counted (folded by the compiler): {', '.join(table.ignore)}.", ""]

@@ -24,7 +24,7 @@ _INT32_BIAS_OPS = ("Conv", "ConvTranspose", "Gemm")
 
 def _bias_refused(graph: OpGraph, node: OpNode) -> bool:
     """Whether ``node``'s dequantized bias keeps it out of a node unit: an int8 feature map added by a Gemm (ONNX
-    Runtime's fusion of a MatMul and the Add of another layer's output: NeuralFoil's mirrored evaluation), or a
+    Runtime's fusion of a MatMul and the Add of another layer's output: a surrogate model's mirrored evaluation), or a
     Gemm bias scaled by ``beta`` other than 1."""
     if node.op not in _INT32_BIAS_OPS or len(node.inputs) < 3 or not node.inputs[2].name:
         return False

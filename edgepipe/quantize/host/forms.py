@@ -154,7 +154,7 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     ONNX Runtime into U8S8 kernels, made without a second calibration (the ladder's mixed-precision result
     too). When there is none, or an all-int8 one that cannot be shifted: the U8S8 QOperator form, calibrated
     afresh. A mixed-precision model that cannot be shifted gets no extra form: a fresh all-int8 calibration
-    would drop the layers the ladder kept above int8 (on MediaPipe's hand landmarks: cosine 0.99 -> 0.81).
+    would drop the layers the ladder kept above int8 (on a hand-keypoint regressor: cosine 0.99 -> 0.81).
     """
     qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
     shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None

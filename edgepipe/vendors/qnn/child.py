@@ -59,8 +59,8 @@ FEED_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tens
 
 
 def feed_dtype(ort_type: str) -> Any:
-    """The numpy dtype of an input ONNX Runtime declares as ``ort_type`` (e.g. 'tensor(int16)': MarbleNet's audio
-    was fed as int64 and the run failed)."""
+    """The numpy dtype of an input ONNX Runtime declares as ``ort_type`` (e.g. 'tensor(int16)': int16 audio
+    fed as int64 failed the run)."""
     return FEED_DTYPES.get(ort_type, np.int64)
 
 

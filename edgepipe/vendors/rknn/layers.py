@@ -16,7 +16,7 @@ reshape of its own output (``..._Reshape_rs`` before a Concat) is found from the
 (:func:`stem`). A rewrite that merges data movement away (``bypass_two_reshape``, ``fuse_two_reshape``,
 ``remove_invalid_transpose``, ...) and adds nothing leaves the nodes it removes running nowhere (``eliminated``), like
 folded constants. ``remove_parallel_transpose`` (and the other ``remove_parallel_*``) keeps one of several identical
-ops reading the same tensor and drops the rest: the kept layer computes them (BeliefPPG's two Transposes of its
+ops reading the same tensor and drops the rest: the kept layer computes them (a model's two Transposes of its
 spectrum input, one from the model, one the toolkit inserted before its dense layer).
 """
 

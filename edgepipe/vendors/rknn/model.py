@@ -28,7 +28,7 @@ from edgepipe.vendors.onnx_names import named_copy
 
 #: The longest tensor name handed to the toolkit (characters). The toolkit cuts tensor names to 128 characters
 #: ("limit model tensor name to 128!") after its rewrites have appended suffixes ("-rs", "_mm_tp_rs", ...) and
-#: then looks a tensor up by its full name: ``KeyError`` in the quantizer (openWakeWord's timer model names its
+#: then looks a tensor up by its full name: ``KeyError`` in the quantizer (a wake-word model names its
 #: output with a 139-character JSON of its classes). Measured on that model: an output name of 124 characters
 #: compiled, one of 128 did not; 64 leaves room for any suffix.
 MAX_TENSOR_NAME = 64
@@ -74,7 +74,7 @@ def toolkit_model(model: Path, graph: OpGraph, out: Path) -> ToolkitModel:
 def drop_unread_inputs(proto: onnx.ModelProto) -> list[str]:
     """Remove from ``proto`` the graph inputs that no node (of any subgraph) and no graph output reads; returns
     their names. rknn-toolkit2 drops such an input when it loads the model and then rejects a dataset that has
-    data for it ("The input num: 2 in dataset.txt not match input num: 1 in model": Baidu LAC's encoder takes a
+    data for it ("The input num: 2 in dataset.txt not match input num: 1 in model": a word segmenter's encoder takes a
     ``length`` input its graph never uses)."""
     read = {name for graph in _graphs(proto.graph) for node in graph.node for name in node.input}
     read |= {value.name for value in proto.graph.output}
@@ -93,7 +93,7 @@ _RECURRENT = ("RNN", "GRU", "LSTM")
 def drop_default_layout(proto: onnx.ModelProto) -> int:
     """Remove, in ``proto``, the ``layout`` attribute of RNN/GRU/LSTM nodes where it is 0 (the default: the same
     computation); returns how many. rknn-toolkit2 2.5.0 infers such a node in a model of an opset that has no
-    ``layout`` and fails its own check ("Unrecognized attribute: layout for operator GRU": flashvad's GRU
+    ``layout`` and fails its own check ("Unrecognized attribute: layout for operator GRU": a VAD's GRU
     exported by PyTorch with ``layout=0``). A ``layout`` of 1 is kept: it changes the tensors' order."""
     dropped = 0
     for graph in _graphs(proto.graph):

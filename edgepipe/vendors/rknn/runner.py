@@ -68,8 +68,8 @@ def _attempt(request, answer, log_path, disabled):
             dataset = _write_dataset(request["workdir"], request["inputs"])
             ret = _step(answer, "build", lambda: rknn.build(do_quantization=True, dataset=dataset))
         if ret == 0 and request.get("accuracy"):
-            # the toolkit's simulator can end the process (GTCRN: exit 1 at 89 % of the analysis): the build's
-            # answer is written first, so that its placement survives with the analysis marked as failed
+            # the toolkit's simulator can end the process (a speech enhancer: exit 1 at 89 % of the analysis): the
+            # build's answer is written first, so that its placement survives with the analysis marked as failed
             _write_answer(request["answer"], {
                 **answer, "steps": {**answer["steps"], "accuracy_analysis": -1},
                 "raised": {**answer["raised"], "accuracy_analysis": "the toolkit's process ended during the analysis"},

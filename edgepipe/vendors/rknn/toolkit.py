@@ -281,7 +281,7 @@ def control_flow_note(prepared: ToolkitModel) -> str:
     or a ``Loop``; '' when there is none. rknn-toolkit2 2.5.0 compiles static graphs only: for a plain such
     ``If``, and for every ``Loop`` (even of a constant trip count), it says so ("will cause the graph to be a
     dynamic graph! Remove it manually and try again!"); when an ``If`` branch needs its opset converted (a
-    ReduceMean in it, as in openWakeWord's hey_jarvis) it converts the branch as a graph of its own, without the
+    ReduceMean in it) it converts the branch as a graph of its own, without the
     outer tensors the branch reads, and fails obscurely ("... is not output of any previous nodes.")."""
     notes = []
     if prepared.runtime_ifs:
@@ -338,7 +338,7 @@ def accuracy_figures(text: str) -> dict[str, float | str]:
 def peephole_hint(graph: OpGraph) -> str:
     """A next step when the graph holds LSTMs with peephole weights (their 8th input, ``P``): rknn-toolkit2 2.5.0
     aborts on them ("SubGraphManager: not support yet"; with an empty optional input before ``P``: ``KeyError:
-    ''``), probed on single LSTMs that compile without ``P`` (madmom's LSTMs have peepholes); '' when none has."""
+    ''``), probed on single LSTMs that compile without ``P`` (converted LSTMs may have peepholes); '' when none has."""
     peephole = [node.name for node in graph.nodes if has_peepholes(node)]
     if not peephole:
         return ""
@@ -347,8 +347,8 @@ def peephole_hint(graph: OpGraph) -> str:
 
 
 def integer_input_hint(graph: OpGraph) -> str:
-    """A next step when the toolkit rejects an input's data type (a MarbleNet VAD taking int16 audio fails "Not
-    support input data type 'int16'!"; int64 token ids, as LAC's, compile)."""
+    """A next step when the toolkit rejects an input's data type (a VAD taking int16 audio fails "Not
+    support input data type 'int16'!"; int64 token ids compile)."""
     odd = [f"'{t.name}' ({t.dtype})" for t in graph.graph_inputs if t.dtype in ("int16", "uint16")]
     if not odd:
         return ""
