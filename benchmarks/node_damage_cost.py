@@ -24,12 +24,12 @@ import onnx
 
 from edgepipe.config import load_config
 from edgepipe.data.dataset import Dataset, load_dataset
+from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.load import load_model
 from edgepipe.quantize import node_damage
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
-from edgepipe.graph.onnx_reader import read_onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_sections import PERFORMANCE_MD, model_error_lines, provenance, write_section  # noqa: E402
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("folders", nargs="+", type=Path, help="zoo models the constants are fitted on")
     parser.add_argument("--check", nargs="*", type=Path, default=[], help="held-out zoo models, only checked")
     parser.add_argument("--tries", type=int, default=4)
-    parser.add_argument("--write", action="store_true", help="write the table into docs/PERFORMANCE.md")
+    parser.add_argument("--write", action="store_true", help="write the table into benchmarks/results/performance.md")
     args = parser.parse_args()
     rows, held = {}, set()
     for folder in [*args.folders, *args.check]:

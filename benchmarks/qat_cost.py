@@ -24,6 +24,7 @@ import onnx
 
 from edgepipe.config import QuantizationConfig, load_config
 from edgepipe.data.dataset import load_dataset
+from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.load import load_model
 from edgepipe.quantize import qat_cost
 from edgepipe.quantize.fake_quant_fx import calibrate_ranges, insert_fake_quant
@@ -31,7 +32,6 @@ from edgepipe.quantize.onnx_to_torch import ConversionFailed, convert_onnx
 from edgepipe.quantize.qat_onnx import OnnxQatRequest, fine_tune, subset, train_threads
 from edgepipe.quantize.qat_torch_step import ONNX_QAT_SAMPLES
 from edgepipe.quantize.recipe import QuantRecipe
-from edgepipe.graph.onnx_reader import read_onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_sections import PERFORMANCE_MD, model_error_lines, provenance, write_section  # noqa: E402
@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("folders", nargs="+", type=Path, help="zoo models the constants are fitted on")
     parser.add_argument("--check", nargs="*", type=Path, default=[], help="held-out zoo models, only checked")
     parser.add_argument("--steps", type=int, default=4, help="timed steps per model, after one warm-up step")
-    parser.add_argument("--write", action="store_true", help="write the table into docs/PERFORMANCE.md")
+    parser.add_argument("--write", action="store_true", help="write the table into benchmarks/results/performance.md")
     args = parser.parse_args()
     rows, held = {}, set()
     for folder in [*args.folders, *args.check]:

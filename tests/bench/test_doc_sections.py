@@ -1,5 +1,6 @@
-"""Benchmark numbers in docs come from scripts: sections between markers, each saying when, where and how
-many runs; the benchmark models are split into a tuning and a held-out set."""
+"""Benchmark numbers come from scripts: sections between markers in the measurement logs under
+benchmarks/results/, each saying when, where and how many runs (docs/ holds none); the benchmark models are
+split into a tuning and a held-out set."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def test_write_section_replaces_only_its_own_section(tmp_path: Path) -> None:
     assert read_section(doc, "c.py") is None
 
 
-@pytest.mark.parametrize("doc", ["BENCHMARKS.md", "PERFORMANCE.md"])
-def test_every_doc_section_names_its_script_date_machine_and_runs(doc: str) -> None:
-    text = (PROJECT_ROOT / "docs" / doc).read_text(encoding="utf-8")
+@pytest.mark.parametrize("log", ["benchmarks.md", "performance.md"])
+def test_every_logged_section_names_its_script_date_machine_and_runs(log: str) -> None:
+    text = (BENCHMARKS / "results" / log).read_text(encoding="utf-8")
     sections = SECTION.findall(text)
     begins = re.findall(r"^<!-- BEGIN ", text, re.M)
     assert sections and len(begins) == len(sections), "every BEGIN has its END"
