@@ -49,6 +49,12 @@ def test_every_logged_section_names_its_script_date_machine_and_runs(log: str) -
             assert f"`benchmarks/{script}`" in first and " UTC " in first and "CPUs" in first and "runs:" in first
 
 
+def test_docs_hold_no_measurement_section() -> None:
+    docs = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
+    holding = [str(p.relative_to(PROJECT_ROOT)) for p in docs if "<!-- BEGIN " in p.read_text(encoding="utf-8")]
+    assert not holding, f"measurement sections belong in benchmarks/results/, not in {holding}"
+
+
 def test_benchmark_models_split_into_disjoint_tuning_and_held_out_sets(tmp_path: Path) -> None:
     sets = tomllib.loads((BENCHMARKS / "models.toml").read_text(encoding="utf-8"))
     tuning = {name for names in sets["tuning"].values() for name in names}
