@@ -36,7 +36,7 @@ and a test fails when it differs from what those files give. Each table names it
 measured its rows and the date the file records. Two kinds of figure appear:
 
 - **out-of-sample**: measured on models nobody had looked at when the row was measured, with the code of that
-  moment. This is what to expect on a model of your own.
+  moment. This is the nearest figure to what to expect on a model of your own (fixes made later are not in it).
 - **in-sample**: measured again after the profiles were changed, partly on the models that showed the need for
   the change. It says how the current profiles do on these models, not on yours.
 
