@@ -1,7 +1,7 @@
 """Agreement of edgepipe's per-op placement with the vendor compilers, on real third-party models.
 
     python benchmarks/agreement.py --builds DIR [--zoo /work/zoo] [--build] [--docs] [--models a,b]
-    python benchmarks/agreement.py --render --docs     # the tables again from the recorded rows, nothing measured
+    python benchmarks/agreement.py --render --docs     # docs/results.md again from the recorded rows, nothing measured
 
 Models and their role (tuning: looked at while fixing profiles; held_out: not) come from
 benchmarks/agreement_models.toml. Each model's artifacts are the ones `edgepipe build` writes (int8 TFLite for
@@ -15,8 +15,9 @@ compile failures and tool failures. Nothing is dropped: the nodes of a model who
 disagreements. A compile failure edgepipe predicted (the profile's compile_blockers name a node of the graph)
 is counted in its own column ("failure predicted"), with no ops compared: neither side claims a placement; a
 predicted failure of a graph that compiled is a disagreement on every node.
-With --docs the tables go into docs/TARGETS.md between the agreement markers; the raw rows go
-to benchmarks/results/agreement.json. One run per model and target (the tools are deterministic).
+The raw rows go to benchmarks/results/agreement.json (with the date they were written); with --docs
+docs/results.md is rendered again from the result files (benchmarks/results_page.py). One run per model and
+target (the tools are deterministic).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ START, END = "<!-- agreement:start -->", "<!-- agreement:end -->"
 FIRST = ("<!-- agreement-first:start -->", "<!-- agreement-first:end -->")
 #: First recorded runs of models while they were held out (kept when a model later becomes a tuning model).
 FIRST_RUNS = ROOT / "benchmarks" / "results" / "agreement_first_run.json"
-#: The rows of the last run (every listed model and target), which docs/TARGETS.md's tables are written from.
+#: The rows of the last run (every listed model and target), which docs/results.md's in-sample tables come from.
 ROWS = ROOT / "benchmarks" / "results" / "agreement.json"
 log = logging.getLogger("agreement")
 
@@ -214,7 +215,7 @@ def _commit() -> str:
 
 def tables(rows: list[Row], versions: dict[str, str], markers: tuple[str, str] = (START, END),
            note: str = "") -> str:
-    """The Markdown that goes between the agreement markers of docs/TARGETS.md."""
+    """The tables of ``rows`` as Markdown between ``markers`` (printed by every run)."""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [markers[0], f"Written by `python benchmarks/agreement.py --docs` on {when} at commit {_commit()}; "
              f"machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, shared 2-core "
@@ -250,12 +251,13 @@ def _measured_at(rows: list[Row]) -> str:
     return " Rows measured at " + ", ".join(f"{commit}: {n}" for commit, n in counts.items()) + "."
 
 
-def write_docs(text: str, markers: tuple[str, str] = (START, END), path: Path = ROOT / "docs" / "TARGETS.md") -> None:
-    """Replace the section of ``path`` between ``markers`` with ``text``."""
-    doc = path.read_text(encoding="utf-8")
-    head, _, rest = doc.partition(markers[0])
-    _, _, tail = rest.partition(markers[1])
-    path.write_text(head + text + tail, encoding="utf-8")
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _written(path: Path) -> str | None:
+    """The date a result file records it was written (None: an older file, which recorded none)."""
+    return json.loads(path.read_text(encoding="utf-8")).get("written") if path.exists() else None
 
 
 def role_of(entry: dict[str, object], target: str) -> str:
@@ -285,7 +287,9 @@ def record_first_runs(files: list[Path]) -> list[Row]:
                 kept.append(row)
             elif kept[where[key]].status in NOT_RUN and row.status not in NOT_RUN:
                 kept[where[key]] = row
-    FIRST_RUNS.write_text(json.dumps({"rows": [asdict(r) for r in kept]}, indent=1), encoding="utf-8")
+    if files:
+        FIRST_RUNS.write_text(json.dumps({"written": _now(), "rows": [asdict(r) for r in kept]}, indent=1),
+                              encoding="utf-8")
     return kept
 
 
@@ -297,7 +301,7 @@ def main() -> None:
                         help="Prepared non-zoo models (source = \"heldout\": `python -m tests.thirdparty.heldout "
                              "prepare DIR --small`).")
     parser.add_argument("--build", action="store_true", help="Build models that have no build folder yet.")
-    parser.add_argument("--docs", action="store_true", help="Write the tables into docs/TARGETS.md.")
+    parser.add_argument("--docs", action="store_true", help="Render docs/results.md from the result files.")
     parser.add_argument("--models", default="", help="Comma-separated subset of the listed models.")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--reuse", action="store_true",
@@ -305,7 +309,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROWS,
                         help="Where the raw rows go (and where --reuse reads them).")
     parser.add_argument("--render", action="store_true",
-                        help="Measure nothing: the tables (and with --docs, docs/TARGETS.md) from --out's rows.")
+                        help="Measure nothing: the tables (and with --docs, docs/results.md) from --out's rows.")
     parser.add_argument("--first-runs", type=Path, nargs="*", default=[],
                         help="Result files of held-out models' first runs to record in agreement_first_run.json.")
     args = parser.parse_args()
@@ -338,17 +342,13 @@ def main() -> None:
         if found_tool:
             versions[found_tool[0].name] = found_tool[0].version() or "not installed"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"versions": versions, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
-    text = tables(rows, versions)
-    print(text)  # noqa: T201 - a benchmark script's report
+    written = _written(out) if args.render else _now()
+    out.write_text(json.dumps({"versions": versions, "written": written, "rows": [asdict(r) for r in rows]},
+                              indent=1), encoding="utf-8")
+    print(tables(rows, versions))  # noqa: T201 - a benchmark script's report
     if args.docs:
-        write_docs(text)
-        first = record_first_runs(args.first_runs)
-        if first:
-            write_docs(tables(first, versions, FIRST, " Each row is the first recorded run of a model while it "
-                              "was held out, before its disagreements were looked at (code of that moment); "
-                              "models whose rules were fixed afterwards are tuning models in the table above."),
-                       FIRST)
+        record_first_runs(args.first_runs)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "results_page.py")], check=True)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "PERFORMANCE.md"
+DOC = ROOT / "benchmarks" / "results" / "performance.md"
 BEGIN, END = "<!-- build_overhead.py:begin -->", "<!-- build_overhead.py:end -->"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -176,7 +176,7 @@ def main() -> None:
     parser.add_argument("models", nargs="+", help="'digits' or a folder with edgepipe.toml and an ONNX model")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--all-targets", action="store_true", help="also time `edgepipe build --all-targets`")
-    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
+    parser.add_argument("--write", action="store_true", help="update benchmarks/results/performance.md")
     args = parser.parse_args()
     lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}, **shared with other "
              f"jobs** (absolute times drift; the ratios come from the same alternating rounds: raw, then edgepipe). "
@@ -194,7 +194,7 @@ def main() -> None:
 
 
 def write_sections(models: list[str], header: list[str], sections: dict[str, list[str]]) -> None:
-    """Each model's lines between its own markers in docs/PERFORMANCE.md (other models' sections stay)."""
+    """Each model's lines between its own markers in benchmarks/results/performance.md (other models' sections stay)."""
     doc = DOC.read_text(encoding="utf-8")
     if BEGIN not in doc:
         doc += f"\n## Build time: edgepipe vs the raw tool calls (`benchmarks/build_overhead.py`)\n\n{BEGIN}\n{END}\n"

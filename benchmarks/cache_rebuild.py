@@ -4,7 +4,7 @@ In a fresh folder: one ``edgepipe build`` fills the build cache (cold), then
 ``--runs`` rebuilds with nothing changed (each must say "from cache") and
 ``--runs`` full builds with ``--no-cache``. Every run is a fresh process, so the
 cached time includes Python start-up and edgepipe's imports. Prints the median
-wall times (s) and, with ``--write``, puts them into docs/BENCHMARKS.md.
+wall times (s) and, with ``--write``, puts them into benchmarks/results/benchmarks.md.
 Run: ``python benchmarks/cache_rebuild.py --runs 5 --write``.
 
 The cache key includes a digest of edgepipe's own source files: edit the
@@ -80,7 +80,7 @@ def _section(result: dict[str, list[tuple[float, float]]], runs: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--write", action="store_true", help="Put the result into docs/BENCHMARKS.md.")
+    parser.add_argument("--write", action="store_true", help="Put the result into benchmarks/results/benchmarks.md.")
     args = parser.parse_args()
     result = measure(args.runs)
     section = _section(result, args.runs)

@@ -5,7 +5,7 @@
 In-process: median wall time (ms) of reading the graph and placing every node (read_graph + check_graph),
 per model and target. Cold: the whole `edgepipe check MODEL --target X` command, Python start-up included.
 Uses the QDQ light models benchmarks/agreement.py prepares (it builds them if missing) and a generated
-int8 TFLite of ~300 ops. ``--write`` puts the table into docs/TARGETS.md between the script's markers.
+int8 TFLite of ~300 ops. ``--write`` puts the table into benchmarks/results/check_speed.md between the script's markers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from doc_sections import provenance, spread, write_section  # noqa: E402
 
-TARGETS_MD = ROOT / "docs" / "TARGETS.md"
+TARGETS_MD = ROOT / "benchmarks" / "results" / "check_speed.md"
 
 
 def deep_tflite(path: Path, blocks: int = 60) -> Path:
@@ -57,7 +57,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "agreement")
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--write", action="store_true", help="Write the table into docs/TARGETS.md.")
+    parser.add_argument("--write", action="store_true", help="Write the table into benchmarks/results/check_speed.md.")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     from benchmarks.agreement import light_qdq

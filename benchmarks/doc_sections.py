@@ -1,11 +1,12 @@
-"""Benchmark results into docs: each script owns a section between markers, with date, machine and runs.
+"""Benchmark results into measurement logs: each script owns a section between markers, with date, machine, runs.
 
     <!-- BEGIN build_overhead.py: written by benchmarks/build_overhead.py, do not edit by hand -->
     ...
     <!-- END build_overhead.py -->
 
 A script replaces only its own section (appended at the end when the doc has none yet), so the numbers
-in docs/BENCHMARKS.md and docs/PERFORMANCE.md are always what a script measured, never copied by hand.
+in benchmarks/results/benchmarks.md and performance.md are always what a script measured, never copied by hand.
+Those logs are data, not documentation: docs/ holds none of them.
 Every section starts with :func:`provenance`: when, on what machine, how many runs.
 """
 
@@ -20,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
-PERFORMANCE_MD = ROOT / "docs" / "PERFORMANCE.md"
+BENCHMARKS_MD = ROOT / "benchmarks" / "results" / "benchmarks.md"
+PERFORMANCE_MD = ROOT / "benchmarks" / "results" / "performance.md"
 
 
 def _begin(name: str) -> str:

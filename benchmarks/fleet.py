@@ -8,10 +8,10 @@ change in the shared machine's load hits all of them alike. Wall time is
 measured around the process; CPU time two ways: the process tree's (rusage of
 waited-for children: complete for serial and the pool, Ray's workers are not
 our children) and the sum of every job's own CPU time in its worker (the same
-definition for every executor). Results go to docs/FLEET.md between markers,
+definition for every executor). Results go to benchmarks/results/fleet.md between markers,
 with the worked estimate for 1,000 models × 20 targets computed from them.
 
-    PYTHONPATH=$PWD python benchmarks/fleet.py --zoo ZOO_DIR --runs 3 --write docs/FLEET.md
+    PYTHONPATH=$PWD python benchmarks/fleet.py --zoo ZOO_DIR --runs 3 --write benchmarks/results/fleet.md
 
 ``--zoo`` is a folder prepared by ``python -m tests.thirdparty.zoo prepare DIR`` (one sub-folder per real
 third-party model, each with its edgepipe.toml and data); ``--quick`` is the reduced configuration (PTQ only,
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "FLEET.md"
+DOC = ROOT / "benchmarks" / "results" / "fleet.md"
 BUNDLED = ("digits_cnn", "digits_nobn")
 ZOO_DEFAULT = ("akiki_vad", "micro_wakeword", "blazeface", "selfie_segmentation", "hand_landmark", "palm_detection")
 START, END = "<!-- fleet-benchmark:start -->", "<!-- fleet-benchmark:end -->"

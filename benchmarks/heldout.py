@@ -1,4 +1,4 @@
-"""Build the held-out real models (tests/thirdparty/heldout.py, NOT in the zoo) and write docs/HELDOUT.md.
+"""Build the held-out real models (tests/thirdparty/heldout.py, NOT in the zoo) and write benchmarks/results/heldout.md.
 
 The zoo's models were used to fix edgepipe; these were not. Each model is prepared the way a
 user would (pinned wheel, an ``edgepipe.toml``, data made in the repo) and built by ``edgepipe
@@ -36,7 +36,7 @@ from edgepipe.targets import available_targets  # noqa: E402
 from tests.thirdparty import heldout, zoo  # noqa: E402
 from tests.thirdparty.zoo_checks import evaluated_int8, fidelity, ladder, names_tool_and_fix, unbacked_pass  # noqa: E402
 
-DOC = ROOT / "docs" / "HELDOUT.md"
+DOC = ROOT / "benchmarks" / "results" / "heldout.md"
 COMMITS = "commits.json"
 
 
@@ -89,7 +89,7 @@ def _summary(runs: list[ModelRun]) -> list[str]:
 
 
 def render(args: argparse.Namespace, targets: list[str], runs: list[ModelRun], planned: list[str]) -> str:
-    """docs/HELDOUT.md."""
+    """benchmarks/results/heldout.md."""
     lines = _header(args, targets, runs, planned) + _summary(runs)
     lines += ["## Per model", "", "| model | wheel | what it is | commit | exit | wall (s) | verdict per target |",
               "|---|---|---|---|---|---|---|"]

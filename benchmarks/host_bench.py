@@ -4,7 +4,7 @@
 
 Builds the bundled reference model's artifacts (``edgepipe quantize``) into a temporary folder, then
 runs ``edgepipe bench`` on them with ``--int8-forms --concurrency 2``. Ratios from one interleaved run
-are what holds on a shared machine. ``--write`` puts the tables into docs/BENCHMARKS.md between the
+are what holds on a shared machine. ``--write`` puts the tables into benchmarks/results/benchmarks.md between the
 script's markers: every fp32 and int8 time and every ratio there comes from this one session.
 """
 
@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path, help="Also write the JSON result here.")
     parser.add_argument("--budget", type=float, default=10.0, help="Seconds of single-stream timing in all.")
-    parser.add_argument("--write", action="store_true", help="Write the result into docs/BENCHMARKS.md.")
+    parser.add_argument("--write", action="store_true", help="Write the result into benchmarks/results/benchmarks.md.")
     args = parser.parse_args()
     exe = str(Path(sys.executable).with_name("edgepipe"))
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "PERFORMANCE.md"
+DOC = ROOT / "benchmarks" / "results" / "performance.md"
 BEGIN, END = "<!-- host_int8.py:begin -->", "<!-- host_int8.py:end -->"
 TARGET_RATIO = 0.7
 
@@ -219,8 +219,8 @@ def render(table: list[str], verdicts: list[str], memory: list[tuple[str, int | 
 
 
 def write(text: str, section: str = "") -> None:
-    """``text`` between this script's markers in docs/PERFORMANCE.md (``section``: a second, named table, e.g.
-    the models held out of the zoo, with its own markers so one run never overwrites the other's)."""
+    """``text`` between this script's markers in benchmarks/results/performance.md (``section``: a second, named
+    table, e.g. the models held out of the zoo, with its own markers so one run never overwrites the other's)."""
     begin, end = (BEGIN, END) if not section else (f"<!-- host_int8.py:{section}:begin -->",
                                                    f"<!-- host_int8.py:{section}:end -->")
     doc = DOC.read_text(encoding="utf-8")
@@ -236,7 +236,7 @@ def write(text: str, section: str = "") -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", type=Path, help="folders with edgepipe.toml, model and data")
-    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
+    parser.add_argument("--write", action="store_true", help="update benchmarks/results/performance.md")
     parser.add_argument("--steps", help="only these ladder steps, comma-separated (e.g. ptq,calibration)")
     parser.add_argument("--timeout", type=float, help="seconds one build may take (then it is reported as such)")
     parser.add_argument("--section", default="", help="write a separate, named table (e.g. held-out)")

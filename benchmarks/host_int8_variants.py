@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "PERFORMANCE.md"
+DOC = ROOT / "benchmarks" / "results" / "performance.md"
 BEGIN, END = "<!-- host_int8_variants.py:begin -->", "<!-- host_int8_variants.py:end -->"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -152,7 +152,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", type=Path)
     parser.add_argument("--budget", type=float, default=30.0, help="seconds of interleaved timing per model")
-    parser.add_argument("--write", action="store_true", help="update docs/PERFORMANCE.md between its markers")
+    parser.add_argument("--write", action="store_true", help="update benchmarks/results/performance.md")
     args = parser.parse_args()
     head = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}, **shared with other "
             f"jobs** (ratios from one interleaved session per model, 1 thread, {args.budget:g} s budget; min/max "

@@ -8,7 +8,7 @@ evaluation images only judge the kept artifact. The ONNX artifact only (no TFLit
 (``[accuracy] min_cosine``, default 0.99).
 
     PYTHONPATH=$PWD python benchmarks/label_free_ladder.py /work/zoo/ppocr_v4_det /work/zoo/ppocr_v4_rec \
-        --methods minmax --write docs/LABEL_FREE_LADDER.md
+        --methods minmax --write benchmarks/results/label_free_ladder.md
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each model is exported once, then the ladder runs with a threshold no step can
 meet (-1 point), so all four steps run and each one's wall time (s), accuracy and
 drop are recorded from the ladder's own report. With ``--write`` the table goes
-into the ``## Quantization ladder`` section of docs/BENCHMARKS.md.
+into the ``## Quantization ladder`` section of benchmarks/results/benchmarks.md.
 Run: ``python benchmarks/ladder_steps.py --write``.
 """
 
@@ -56,7 +56,7 @@ def ladder_rows(name: str, granularity: str, scratch: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/results/benchmarks.md")
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     rows = []

@@ -18,7 +18,7 @@ minute, the calibration and the model then see the same load — the ratio-withi
 ``edgepipe bench``. ``--calibrate-once`` calibrates once up front (fine on a dedicated host).
 ``--write-error`` (held-out set only) stores the result as ``[performance.error]`` in the local
 host-cpu override, so reports on this machine carry it; ``--write-doc`` writes the set's section of
-docs/BENCHMARKS.md (and the summary in docs/PERFORMANCE.md) between its markers.
+benchmarks/results/benchmarks.md (and the summary in benchmarks/results/performance.md) between its markers.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def write_error(result: dict) -> Path:
 
 
 def write_doc(result: dict) -> None:
-    """The set's table into docs/BENCHMARKS.md and a one-line summary into docs/PERFORMANCE.md."""
+    """The set's table into benchmarks/results/benchmarks.md and a one-line summary into performance.md there."""
     rows = result["models"]
     runs = [r["runs"] for r in rows]
     how = ("calibration rounds interleaved with each model's runs" if result["paired"] else "calibrated once")
@@ -217,7 +217,7 @@ def main() -> None:
                         help="Which models of benchmarks/models.toml (default: held-out).")
     parser.add_argument("--write-error", action="store_true",
                         help="Record the held-out error in the host-cpu override.")
-    parser.add_argument("--write-doc", action="store_true", help="Write the result into docs/ between markers.")
+    parser.add_argument("--write-doc", action="store_true", help="Write into benchmarks/results/.")
     args = parser.parse_args()
     result = run(not args.no_calibrate, args.budget, args.threads or None, not args.calibrate_once, args.set)
     print(f"{len(result['models'])} models: median |error| {result['median_abs_error_pct']:.1f}%, "

@@ -8,7 +8,7 @@ loss, the config's learning rate) and once without it (QAT by distillation from 
 the calibration inputs, lr :data:`DISTILLATION_LEARNING_RATE`). Settings are chosen on the selection
 split; every accuracy below is on the 400-image evaluation split, which the ladder only gates on.
 The gain QAT − PTQ gets a 95% paired-bootstrap interval (:func:`edgepipe.metrics.paired.paired_drop`).
-``--write`` puts the section into docs/PYTORCH.md.
+``--write`` puts the section into benchmarks/results/pytorch.md.
 Run: ``OMP_NUM_THREADS=1 python benchmarks/qat.py --write``.
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DOC = ROOT / "docs" / "PYTORCH.md"
+DOC = ROOT / "benchmarks" / "results" / "pytorch.md"
 FOLDER = ROOT / "models" / "digits_irnn"
 #: Distillation's MSE on the logits moves the weights less per step than cross-entropy: a larger Adam step.
 DISTILLATION_LEARNING_RATE = 1e-4
@@ -95,7 +95,7 @@ def _row(name: str, r: dict) -> str:
 
 
 def section(results: dict[str, dict]) -> str:
-    """The Markdown written between the markers of docs/PYTORCH.md."""
+    """The Markdown written between the markers of benchmarks/results/pytorch.md."""
     from edgepipe.metrics.paired import RESAMPLES
 
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -125,7 +125,7 @@ def section(results: dict[str, dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write the section into docs/PYTORCH.md")
+    parser.add_argument("--write", action="store_true", help="write the section into benchmarks/results/pytorch.md")
     args = parser.parse_args()
     results = {}
     for name, labelled in (("labels (cross-entropy, 1,000 training images)", True),

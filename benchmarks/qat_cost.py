@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("folders", nargs="+", type=Path, help="zoo models the constants are fitted on")
     parser.add_argument("--check", nargs="*", type=Path, default=[], help="held-out zoo models, only checked")
     parser.add_argument("--steps", type=int, default=4, help="timed steps per model, after one warm-up step")
-    parser.add_argument("--write", action="store_true", help="write the table into docs/PERFORMANCE.md")
+    parser.add_argument("--write", action="store_true", help="write the table into benchmarks/results/performance.md")
     args = parser.parse_args()
     rows, held = {}, set()
     for folder in [*args.folders, *args.check]:

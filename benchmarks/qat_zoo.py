@@ -11,7 +11,7 @@ is the mean over evaluation samples of (QAT − PTQ), with a 95% paired percenti
 (resampling the samples; :data:`edgepipe.metrics.paired.RESAMPLES`, fixed seed).
 
     PYTHONPATH=$PWD python benchmarks/qat_zoo.py /work/zoo/ppocr_v4_rec /work/zoo/hand_landmark \
-        --write docs/PYTORCH.md
+        --write benchmarks/results/pytorch.md
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Build every model of the real-model zoo (tests/thirdparty/zoo.py) and write docs/REALZOO.md.
+"""Build every model of the real-model zoo (tests/thirdparty/zoo.py) and write benchmarks/results/realzoo.md.
 
 Each model is prepared (pinned wheel, data made in the repo) and built by ``edgepipe build``
 in its own subprocess with a timeout, by default for every target (``--all-targets``). The
@@ -45,7 +45,7 @@ from tests.thirdparty.zoo_checks import (  # noqa: E402
     unbacked_pass,
 )
 
-DOC = ROOT / "docs" / "REALZOO.md"
+DOC = ROOT / "benchmarks" / "results" / "realzoo.md"
 #: The OCR detector/recognizer-like models of issue #11's goal: int8 output cosine >= 0.99 (label-free).
 OCR_GOAL = ("ppocr_v4_det", "ppocr_v4_rec", "ppocr_v5_det", "ppocr_v5_rec", "ddddocr_det")
 
@@ -217,7 +217,7 @@ def _header(targets: list[str], all_targets: bool, args: argparse.Namespace, run
 
 def render(runs: list[ModelRun], targets: list[str], all_targets: bool, args: argparse.Namespace,
            planned: list[str]) -> str:
-    """docs/REALZOO.md."""
+    """benchmarks/results/realzoo.md."""
     exit3 = [r.name for r in runs if r.rc == 3]
     tracebacks = [r.name for r in runs if r.traceback]
     unbacked = [f"{r.name}/{t.target}" for r in runs for t in r.results if unbacked_pass(t)]

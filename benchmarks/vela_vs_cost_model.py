@@ -5,7 +5,7 @@
 Quantizes each reference model (``edgepipe quantize``), runs the Ethos-U prediction (Vela compiles the int8
 TFLite; its cycle count is the vendor estimate) and prints edgepipe's cost model at the same clock beside it.
 Vela and the cost model are deterministic, so one run per pair. ``--write`` puts the table into
-docs/PERFORMANCE.md between the script's markers.
+benchmarks/results/performance.md between the script's markers.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def rows(scratch: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true", help="Write the table into docs/PERFORMANCE.md.")
+    parser.add_argument("--write", action="store_true", help="Write the table into benchmarks/results/performance.md.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         table = rows(Path(tmp))

@@ -148,7 +148,7 @@ class PreprocessConfig(_Strict):
 
 
 class QuantizationConfig(_Strict):
-    """The fallback ladder (docs/QUANTIZATION.md): which steps run and what they may use.
+    """The fallback ladder (docs/guide/quantization.md): which steps run and what they may use.
 
     Target profiles with a ``[quantization]`` table narrow ``precisions`` and
     ``granularities`` further (int16 activations, per-channel weights).

@@ -4,5 +4,5 @@
 model and group of targets sharing quantization (:mod:`.plan`), runs the jobs on an
 executor (:mod:`.executors`, :mod:`.ray_executor`) and writes the fleet compatibility
 report (:mod:`.report`, :mod:`.render_md`, :mod:`.render_html`), diffed against a
-baseline on request (:mod:`.baseline`). See docs/FLEET.md.
+baseline on request (:mod:`.baseline`). See docs/guide/fleets.md.
 """

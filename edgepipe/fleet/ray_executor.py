@@ -6,7 +6,7 @@ an error this executor turns into the job's cells, so one bad cell never stops
 the fleet. Outcomes are small typed rows shipped back through the object
 store; the build outputs and the content-addressed cache are written where the
 workers run, so on a cluster ``output`` and ``cache`` must be a folder every
-node sees (docs/FLEET.md).
+node sees (docs/guide/fleets.md).
 
 A local instance gets ``workers`` CPUs, no dashboard, quiet logs (workers'
 output stays in Ray's session logs), a small object store, and its temporary

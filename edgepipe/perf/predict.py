@@ -30,7 +30,8 @@ def require_performance(profile: TargetProfile) -> PerformanceSpec:
     spec = effective_performance(profile)
     if spec is None:
         raise ProfileError(f"target '{profile.name}' declares no [performance]",
-                           path=f"targets/{profile.name}.toml", fix="Add a [performance] table (docs/PERFORMANCE.md)")
+                           path=f"targets/{profile.name}.toml",
+                           fix="Add a [performance] table (docs/guide/performance.md)")
     return spec
 
 

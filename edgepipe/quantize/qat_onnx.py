@@ -20,7 +20,7 @@ The route (the brief's "weights back into the user's graph"):
    improve on the best one restores the best weights and divides the learning rate by
    :data:`BACKOFF`: the configured rate (``quantization.qat_learning_rate``, right for Keras QAT
    with labels) can move every weight of a folded, depthwise graph too far (the held-out losses
-   and the step kept are in each trail; benchmarks/qat_zoo.py writes them into docs/PYTORCH.md);
+   and the step kept are in each trail; benchmarks/qat_zoo.py logs them in benchmarks/results/);
 4. the tuned weights are written back into a copy of that graph, which is quantized by the same
    ORT PTQ as every other step (same recipe) at the activation ranges it was trained at.
 

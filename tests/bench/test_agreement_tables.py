@@ -1,5 +1,5 @@
-"""benchmarks/agreement.py: the agreement tables in docs/TARGETS.md are what its recorded rows give, and
-``--render`` rewrites them from those rows without measuring, naming the commits that measured them."""
+"""benchmarks/agreement.py: ``--render`` prints the tables from the recorded rows without measuring, naming the
+commits that measured them; first runs are recorded once. (docs/results.md: tests/bench/test_results_page.py.)"""
 
 from __future__ import annotations
 
@@ -16,30 +16,6 @@ BENCHMARKS = PROJECT_ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import agreement  # noqa: E402
-
-
-def _body(text: str) -> list[str]:
-    """The table lines between the markers, without the "Written by" line (its date and commit change)."""
-    return [line for line in text.splitlines() if line.startswith("|")]
-
-
-def _recorded(path: Path, roles_of_now: bool) -> list[agreement.Row]:
-    """The rows of ``path``; with ``roles_of_now`` each with its model's role of now (as the script reads them),
-    else as recorded (first runs keep the role they had: held out)."""
-    import tomllib
-
-    listed = tomllib.loads((BENCHMARKS / "agreement_models.toml").read_text(encoding="utf-8"))["models"]
-    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
-    return [agreement.Row(**{**r, "role": agreement.role_of(listed[r["model"]], r["target"])} if roles_of_now
-                          else r) for r in rows]
-
-
-def test_the_docs_tables_are_the_recorded_rows() -> None:
-    doc = (PROJECT_ROOT / "docs" / "TARGETS.md").read_text(encoding="utf-8")
-    for markers, rows_file, now in (((agreement.START, agreement.END), agreement.ROWS, True),
-                                    (agreement.FIRST, agreement.FIRST_RUNS, False)):
-        section = doc.partition(markers[0])[2].partition(markers[1])[0]
-        assert _body(section) == _body(agreement.tables(_recorded(rows_file, now), {}, markers)), rows_file.name
 
 
 def test_render_measures_nothing_and_names_the_commits(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""Benchmark numbers in docs come from scripts: sections between markers, each saying when, where and how
-many runs; the benchmark models are split into a tuning and a held-out set."""
+"""Benchmark numbers come from scripts: sections between markers in the measurement logs under
+benchmarks/results/, each saying when, where and how many runs (docs/ holds none); the benchmark models are
+split into a tuning and a held-out set."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def test_write_section_replaces_only_its_own_section(tmp_path: Path) -> None:
     assert read_section(doc, "c.py") is None
 
 
-@pytest.mark.parametrize("doc", ["BENCHMARKS.md", "PERFORMANCE.md"])
-def test_every_doc_section_names_its_script_date_machine_and_runs(doc: str) -> None:
-    text = (PROJECT_ROOT / "docs" / doc).read_text(encoding="utf-8")
+@pytest.mark.parametrize("log", ["benchmarks.md", "performance.md"])
+def test_every_logged_section_names_its_script_date_machine_and_runs(log: str) -> None:
+    text = (BENCHMARKS / "results" / log).read_text(encoding="utf-8")
     sections = SECTION.findall(text)
     begins = re.findall(r"^<!-- BEGIN ", text, re.M)
     assert sections and len(begins) == len(sections), "every BEGIN has its END"
@@ -46,6 +47,12 @@ def test_every_doc_section_names_its_script_date_machine_and_runs(doc: str) -> N
         assert first.startswith(("_Measured ", "_Not measured yet")), f"{name}: {first}"
         if first.startswith("_Measured "):
             assert f"`benchmarks/{script}`" in first and " UTC " in first and "CPUs" in first and "runs:" in first
+
+
+def test_docs_hold_no_measurement_section() -> None:
+    docs = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
+    holding = [str(p.relative_to(PROJECT_ROOT)) for p in docs if "<!-- BEGIN " in p.read_text(encoding="utf-8")]
+    assert not holding, f"measurement sections belong in benchmarks/results/, not in {holding}"
 
 
 def test_benchmark_models_split_into_disjoint_tuning_and_held_out_sets(tmp_path: Path) -> None:

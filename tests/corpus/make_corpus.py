@@ -6,7 +6,7 @@ and ``{out}`` stand for the corpus folder and an output folder), the exit code
 expected, fragments the one error line must contain and environment variables
 to set. No file needs TensorFlow to be written; the same bytes come out every run
 (zip members carry a fixed date). tests/corpus/test_corpus.py runs every entry
-through the real CLI; docs/RELIABILITY.md lists them.
+through the real CLI; docs/reference/reliability.md describes them.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ FINDINGS = Path(__file__).resolve().parent / "findings"
 
 
 def write_findings(folder: Path) -> None:
-    """Fuzz findings kept verbatim (mutated real models, too tangled to rebuild by hand): see docs/RELIABILITY.md."""
+    """Fuzz findings kept verbatim: mutated real models, too tangled to rebuild by hand."""
     for path in sorted(FINDINGS.iterdir()):
         (folder / path.name).write_bytes(path.read_bytes())
 

@@ -115,7 +115,7 @@ def test_process_pool_retries_a_killed_worker(first_run: FleetRun, fleet_inputs:
 
 def test_cli_json_and_baseline_regression(first_run: FleetRun, fleet_inputs: dict[str, Path], tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """The real CLI as docs/FLEET.md shows it: --json, --write-baseline, then --baseline with a regression."""
+    """The real CLI as docs/guide/fleets.md shows it: --json, --write-baseline, then --baseline with a regression."""
     source = write_fleet(tmp_path / "fleet.toml", fleet_inputs, broken=False)
     baseline = tmp_path / "FLEET_BASELINE.json"
     code = main(["fleet", str(source), "--json", "-q", "--write-baseline", str(baseline)])
