@@ -4,10 +4,11 @@ A YOLO-style head ``[N, 4+C, A]`` concatenates box coordinates (hundreds of pixe
 probabilities (0..1). Flattened, the boxes dominate cosine and SQNR, so a quantization that rounds
 every probability to zero still scores a cosine of 0.999. Here each output's **feature axis** is the
 axis (other than the sample axis, at most :data:`MAX_CHANNELS` long) along which the channels' ranges
-differ most; channels whose reference range is below ``1/SMALL_RANGE_RATIO`` of the output's largest
-form a part of their own (they get fewer than ~16 of int8's 255 levels at a shared scale), and each
-part gets its own SQNR and cosine. The worst single channel among those of a significant range is
-reported too (per-channel figures of a channel that is almost zero say nothing).
+differ most. Channels whose reference range is below ``1/SMALL_RANGE_RATIO`` of the output's largest
+(but not negligible, :data:`DEAD_RANGE_RATIO`) form a part of their own: at a shared scale they get
+fewer than ~16 of int8's 255 levels. Each part gets its own SQNR and cosine. The worst single channel
+among those of a significant range is reported too (per-channel figures of an almost-zero channel say
+nothing).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from edgepipe.metrics.similarity import cosine, sqnr_db
 MAX_CHANNELS = 4096
 #: A channel whose range is this many times below the output's largest is a small-range channel.
 SMALL_RANGE_RATIO = 8.0
+#: A channel whose range is this many times below the output's largest carries nothing (a class never seen,
+#: a dead filter): it is left out of every part.
+DEAD_RANGE_RATIO = 1e4
 
 
 @dataclass(frozen=True)
@@ -41,15 +45,21 @@ def channel_ranges(reference: np.ndarray, axis: int) -> np.ndarray:
     return moved.reshape(moved.shape[0], -1).max(axis=1)
 
 
+def live_channels(ranges: np.ndarray) -> np.ndarray:
+    """Which channels carry something: a range within :data:`DEAD_RANGE_RATIO` of the largest."""
+    return ranges * DEAD_RANGE_RATIO >= ranges.max() if ranges.max() > 0 else np.zeros(len(ranges), bool)
+
+
 def feature_axis(reference: np.ndarray) -> int | None:
-    """The axis (not 0, the samples) of 2..:data:`MAX_CHANNELS` channels whose ranges differ most; None for an
-    output without one (a vector per sample of one value, or only very long axes)."""
+    """The axis (not 0, the samples) of 2..:data:`MAX_CHANNELS` channels whose ranges differ most (largest over
+    smallest live range); None for an output without one (one value per sample, or only very long axes)."""
     best, best_spread = None, 0.0
     for axis in range(1, reference.ndim):
         if not 2 <= reference.shape[axis] <= MAX_CHANNELS:
             continue
         ranges = channel_ranges(reference, axis)
-        spread = float(ranges.max() / max(float(np.median(ranges)), 1e-30)) if ranges.max() > 0 else 0.0
+        live = ranges[live_channels(ranges)]
+        spread = float(live.max() / live.min()) if len(live) else 0.0
         if best is None or spread > best_spread:
             best, best_spread = axis, spread
     return best
@@ -82,10 +92,11 @@ def split_parts(reference: np.ndarray, candidate: np.ndarray) -> list[PartAgreem
     if axis is None:
         return []
     ranges = channel_ranges(reference, axis)
-    small = ranges * SMALL_RANGE_RATIO < ranges.max()
-    if not small.any() or small.all():
+    small = (ranges * SMALL_RANGE_RATIO < ranges.max()) & live_channels(ranges)
+    if not small.any():
         return []
-    return [_agreement(reference, candidate, axis, np.flatnonzero(~small)),
+    large = ranges * SMALL_RANGE_RATIO >= ranges.max()
+    return [_agreement(reference, candidate, axis, np.flatnonzero(large)),
             _agreement(reference, candidate, axis, np.flatnonzero(small))]
 
 
@@ -95,8 +106,7 @@ def has_small_range_channels(reference: np.ndarray) -> bool:
     if axis is None:
         return False
     ranges = channel_ranges(reference, axis)
-    small = ranges * SMALL_RANGE_RATIO < ranges.max()
-    return bool(small.any() and not small.all())
+    return bool(((ranges * SMALL_RANGE_RATIO < ranges.max()) & live_channels(ranges)).any())
 
 
 def worst_channel(reference: np.ndarray, candidate: np.ndarray) -> PartAgreement | None:
@@ -107,8 +117,9 @@ def worst_channel(reference: np.ndarray, candidate: np.ndarray) -> PartAgreement
         return None
     ranges = channel_ranges(reference, axis)
     small = ranges * SMALL_RANGE_RATIO < ranges.max()
+    live = live_channels(ranges)
     worst = None
-    for group in (np.flatnonzero(~small), np.flatnonzero(small)):
+    for group in (np.flatnonzero(~small & live), np.flatnonzero(small & live)):
         if not len(group):
             continue
         significant = group[ranges[group] * SMALL_RANGE_RATIO >= ranges[group].max()]

@@ -3,8 +3,8 @@
 Shared by the zoo tests (tests/thirdparty/test_realzoo.py) and the benchmark (benchmarks/realzoo.py):
 
 - ``evaluated_int8``: the int8 artifacts of a target's deploy formats that were evaluated
-  (a top-1 drop, or a label-free comparison with the float model), or, for a model shipped
-  already int8 (no float artifact at all), that were run (a latency was measured);
+  (a top-1 drop, or a label-free comparison with the float model); a model shipped already int8
+  with no float model to compare with has none (running is not fidelity);
 - ``unbacked_pass``: a target whose verdict is pass with no such artifact;
 - ``names_tool_and_fix``: a failure message that says which tool failed and what to do next.
 """
@@ -53,15 +53,12 @@ def evaluated_int8(report: BuildReport) -> list[str]:
     """The int8 (or mixed) artifacts of the target's deploy formats whose fidelity was measured (see module doc)."""
     formats = set(load_profile(report.target).deploy_formats)
     int8 = [a for a in report.artifacts if a.precision in ("int8", "mixed") and a.format in formats]
-    shipped_int8 = not any(a.precision == "fp32" for a in report.artifacts)
     dropped = set(report.accuracy.drop_points) if report.accuracy else set()
     compared = _label_free_artifacts(report)
     out = []
     for artifact in int8:
         stem = artifact.path
         if stem in compared or stem in dropped or artifact.format in dropped:
-            out.append(stem)
-        elif shipped_int8 and stem in report.latency_ms:
             out.append(stem)
     return out
 
