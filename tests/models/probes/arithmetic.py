@@ -53,7 +53,7 @@ def max_min_expand_onnx(path: Path) -> Path:
 
 
 def einsum_layernorm_reducemax_onnx(path: Path) -> Path:
-    """The Rockchip rules held-out batch 5 showed, one branch each (probed with rknn-toolkit2 2.5.0): g2p-id's
+    """The Rockchip rules g2p-id's BERT and DNSMOS showed, one branch each (probed with rknn-toolkit2 2.5.0): g2p-id's
     phoneme BERT's Einsum [1, 32, 8, 16] x [8, 16, 128] and its Keras LayerNorm Sub of a [128] constant minus
     [1, 32, 128]; a channel ReduceMax of [1, 64, 20, 112] (kept dims, subtracted back) and DNSMOS's global max
     over axes 2 and 3 of it."""
@@ -84,7 +84,7 @@ def einsum_layernorm_reducemax_onnx(path: Path) -> Path:
                helper.make_tensor_value_info("channel_max_y", TensorProto.FLOAT, plane),
                helper.make_tensor_value_info("plane_max_y", TensorProto.FLOAT, plane)]
     inits = [numpy_helper.from_array(v if v.dtype == np.int64 else v.astype(np.float32), k) for k, v in consts.items()]
-    model = helper.make_model(helper.make_graph(nodes, "batch5_rules", inputs, outputs, inits),
+    model = helper.make_model(helper.make_graph(nodes, "einsum_layernorm_reducemax", inputs, outputs, inits),
                               opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
     onnx.save(model, path)

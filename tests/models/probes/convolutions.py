@@ -309,8 +309,8 @@ def auto_padded_conv_onnx(path: Path, rank: int, auto_pad: str) -> Path:
 
 
 def feature_map_bias_onnx(path: Path, form: str) -> Path:
-    """x (1, 16) -> MatMul -> h; Relu(h) times a 16 x 16 weight, plus Sigmoid(h): NeuralFoil's un-mirroring (held-out
-    batch 24), a Gemm whose bias C is another layer's output. ``form``: ``gemm`` (a Gemm with C = Sigmoid(h)),
+    """x (1, 16) -> MatMul -> h; Relu(h) times a 16 x 16 weight, plus Sigmoid(h): NeuralFoil's un-mirroring (held
+    out), a Gemm whose bias C is another layer's output. ``form``: ``gemm`` (a Gemm with C = Sigmoid(h)),
     ``matmul_add`` (MatMul then Add, which ONNX Runtime's pre-processing fuses into that Gemm) or ``constant_bias``
     (a Gemm with a constant bias, then the Add)."""
     import onnx

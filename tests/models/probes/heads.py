@@ -93,8 +93,8 @@ def wide_heads_onnx(path: Path, heads: list[tuple[int, int, str]], rows: int = 3
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
-    nodes = [helper.make_node("Conv", ["batch", "kernel"], ["conv"], name="conv_batch4", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["conv"], ["relu"], name="relu_batch4")]
+    nodes = [helper.make_node("Conv", ["batch", "kernel"], ["conv"], name="conv_of_four", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["conv"], ["relu"], name="relu_of_four")]
     inits = [numpy_helper.from_array(rng.normal(0, 0.1, (8, 8, 3, 3)).astype(np.float32), "kernel")]
     inputs = [helper.make_tensor_value_info("batch", TensorProto.FLOAT, [4, 8, 16, 16])]
     outputs = [helper.make_tensor_value_info("relu", TensorProto.FLOAT, [4, 8, 16, 16])]
@@ -212,7 +212,7 @@ def mean_squeeze_concat_onnx(path: Path) -> Path:
 
 
 def weight_only_mlp_onnx(path: Path, layers: int, side_input: bool = False) -> Path:
-    """The k-NN surrogate's int8 graph as edgepipe's quantizer left it (held-out batch 19): x (1, 5) -> an ai.onnx.ml
+    """The k-NN surrogate's int8 graph as edgepipe's quantizer left it (held out): x (1, 5) -> an ai.onnx.ml
     Scaler (whose output has no shape) -> ``layers`` x (MatMul by a per-channel DequantizeLinear weight, Add of a
     per-tensor DequantizeLinear bias, Relu), activations float. With ``side_input`` a second input z (1, 16) goes
     through a Sigmoid of its own (an HTP op ready from the start)."""

@@ -91,8 +91,8 @@ def run_time_expand_onnx(path: Path) -> Path:
               "stored": np.array([1, 1, 256], np.int64)}
     nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
              helper.make_node("Gather", ["shape", "one"], ["batch"], axis=0, name="gather"),
-             helper.make_node("Unsqueeze", ["batch", "axes"], ["batch1"], name="unsqueeze"),
-             helper.make_node("Concat", ["three", "batch1", "width"], ["target"], axis=0, name="concat"),
+             helper.make_node("Unsqueeze", ["batch", "axes"], ["batch_1d"], name="unsqueeze"),
+             helper.make_node("Concat", ["three", "batch_1d", "width"], ["target"], axis=0, name="concat"),
              helper.make_node("Expand", ["zero", "target"], ["zeros"], name="expand_computed"),
              helper.make_node("Add", ["zeros", "x"], ["y"], name="add"),
              helper.make_node("Relu", ["v"], ["r"], name="relu"),

@@ -1,4 +1,4 @@
-"""Probe graphs of sequence models' shapes for the Rockchip checks (tests/verify/test_rknn_sequence.py).
+"""Probe graphs of sequence models' shapes for the Rockchip checks (tests/vendors/rknn/test_sequences.py).
 
 Each builds a small float ONNX model with onnx.helper, seeded weights, opset 18: the shapes madmom's, LAC's and
 flashvad's networks have ([T, F] sequences, reversed time axes, 2-D pads, recurrent ops with state inputs).

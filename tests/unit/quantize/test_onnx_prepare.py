@@ -154,7 +154,7 @@ def test_incomplete_symbolic_shape_inference_falls_back_and_leaves_the_working_f
 
 
 def test_a_type_error_inside_symbolic_shape_inference_falls_back_too(tmp_path: Path) -> None:
-    """Fracast (held-out batch 15): a DFT with a dft_length input leaves its output shape unknown to ORT's symbolic
+    """Fracast (held out): a DFT with a dft_length input leaves its output shape unknown to ORT's symbolic
     shape inference, which then raises a TypeError on the Slice after it; the quantizer failed on the whole model.
     edgepipe pre-processes with ONNX shape inference instead, and the model quantizes."""
     helper = onnx.helper

@@ -170,7 +170,7 @@ def test_the_dequantize_into_a_cpu_norm_joins_it_unless_an_htp_layout_op_wrote_t
 
 
 def test_an_activation_between_a_cpu_op_and_its_quantize_runs_on_the_cpu(tmp_path: Path) -> None:
-    """mobile-npu: tf2onnx's PReLU (pyapetnet, held-out batch 21) is Relu(x) + alpha * Relu(Neg(x)); the quantized
+    """mobile-npu: tf2onnx's PReLU (pyapetnet, held out) is Relu(x) + alpha * Relu(Neg(x)); the quantized
     Neg runs on the CPU, and the Relu between it and its QuantizeLinear (one node unit) runs there with both."""
     from edgepipe.support import read_graph
     from tests.models.probes.arithmetic import prelu_written_out_onnx

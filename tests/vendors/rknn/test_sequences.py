@@ -1,5 +1,5 @@
 """Sequence models' shapes against rknn-toolkit2 2.5.0 on RK3588 and RK3576 (found on madmom's networks, Baidu
-LAC's encoder and flashvad, sessions 7 and 8): time reversals, pads of [T, F] spectrograms, an input no node
+LAC's encoder and flashvad): time reversals, pads of [T, F] spectrograms, an input no node
 reads, a recurrent op's default ``layout`` attribute, a bidirectional layer's Concat unsqueezed for the next,
 one-column heads squeezed to the output."""
 
