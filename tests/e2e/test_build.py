@@ -65,7 +65,7 @@ def test_gate_failure_exits_two_with_a_complete_report(tmp_path: Path, reference
     # Calibrating on images at 2% brightness makes the int8 ranges far too narrow: a real, large drop.
     with np.load(reference_data / "calibration.npz", allow_pickle=False) as npz:
         np.savez(tmp_path / "dim.npz", input=npz["input"] * 0.02)
-    # Plain PTQ only: the quantization ladder (tests/unit/quantize, tests/e2e/test_ladder.py) would otherwise recover the drop.
+    # Plain PTQ only: the quantization ladder (tests/e2e/test_ladder.py) would otherwise recover the drop.
     (tmp_path / "edgepipe.toml").write_text('[quantization]\nsteps = ["ptq"]\n')
     proc = run_cli("build", "-q", "--model", str(reference_model), "--calib", str(tmp_path / "dim.npz"),
                    "--eval", str(reference_data / "evaluation.npz"), "--output", "out", cwd=tmp_path)
