@@ -140,7 +140,7 @@ def bidirectional_layers_onnx(path: Path, widths: list[int], steps: int = 100) -
         inits += [numpy_helper.from_array(rng.normal(0, 0.1, shape).astype(np.float32), name) for name, shape in
                   ((w, (1, hidden, 20)), (r, (1, hidden, hidden)), (w2, (1, hidden, 2 * hidden)),
                    (r2, (1, hidden, hidden)))]
-        nodes += [helper.make_node("Unsqueeze", [f"x{k}", "one"], [f"u{k}"], name=f"batch{k}"),
+        nodes += [helper.make_node("Unsqueeze", [f"x{k}", "one"], [f"u{k}"], name=f"batch_axis_{k}"),
                   helper.make_node("RNN", [f"u{k}", w, r], [f"yf{k}"], name=f"forward{k}", hidden_size=hidden),
                   helper.make_node("Squeeze", [f"yf{k}", "dirs"], [f"sf{k}"], name=f"squeeze_f{k}"),
                   helper.make_node("Slice", [f"u{k}", "last", "before", "time", "last"], [f"ur{k}"],
@@ -150,7 +150,7 @@ def bidirectional_layers_onnx(path: Path, widths: list[int], steps: int = 100) -
                   helper.make_node("Slice", [f"sb{k}", "last", "before", "time", "last"], [f"rb{k}"],
                                    name=f"reverse_out{k}"),
                   helper.make_node("Concat", [f"sf{k}", f"rb{k}"], [f"c{k}"], name=f"concat{k}", axis=1),
-                  helper.make_node("Unsqueeze", [f"c{k}", "one"], [f"cu{k}"], name=f"next_batch{k}"),
+                  helper.make_node("Unsqueeze", [f"c{k}", "one"], [f"cu{k}"], name=f"next_batch_axis_{k}"),
                   helper.make_node("RNN", [f"cu{k}", w2, r2], [f"y{k}"], name=f"next{k}", hidden_size=hidden),
                   helper.make_node("Squeeze", [f"y{k}", "dirs"], [f"out{k}"], name=f"squeeze_next{k}")]
         inputs[f"x{k}"], outputs[f"out{k}"] = [steps, 20], [steps, hidden]

@@ -431,7 +431,7 @@ def test_a_time_first_reverse_sequence_of_constant_lengths_runs_on_the_npu(
     ReverseSequence, which the toolkit rewrites into a Conv (convert_reverse_by_conv) on the NPU; edgepipe said
     CPU. Batch first it stays on the CPU. (With lengths given at run time, a graph input, it ran on the CPU of both
     SoCs when probed, but the toolkit's build of that graph sometimes fails on its seeded lengths ("cannot convert
-    float NaN to integer"), so that case is checked against edgepipe's rule alone, in tests/support.)"""
+    float NaN to integer"), so that case is checked against edgepipe's rule alone, in tests/unit/rules.)"""
     model = reverse_sequence_onnx(tmp_path / "rev.onnx", time_axis, lengths)
     assert agreement_with_vendor(model, target, tmp_path / "w")[0] == cpu_ops
 
