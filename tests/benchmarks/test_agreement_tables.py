@@ -1,5 +1,5 @@
 """benchmarks/agreement.py: ``--render`` prints the tables from the recorded rows without measuring, naming the
-commits that measured them; first runs are recorded once. (docs/results.md: tests/bench/test_results_page.py.)"""
+commits that measured them; first runs are recorded once. (docs/results.md: tests/benchmarks/test_results_page.py.)"""
 
 from __future__ import annotations
 
