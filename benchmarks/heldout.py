@@ -1,4 +1,4 @@
-"""Build the held-out real models (tests/thirdparty/heldout.py, NOT in the zoo) and write benchmarks/results/heldout.md.
+"""Build the held-out real models (tests/realmodels/heldout.py, NOT in the zoo) and write benchmarks/results/heldout.md.
 
 The zoo's models were used to fix edgepipe; these were not. Each model is prepared the way a
 user would (pinned wheel, an ``edgepipe.toml``, data made in the repo) and built by ``edgepipe
@@ -33,8 +33,8 @@ from doc_sections import write_section  # noqa: E402
 from realzoo import RUNS, ModelRun, build, load_runs, save_run  # noqa: E402
 
 from edgepipe.targets import available_targets  # noqa: E402
-from tests.thirdparty import heldout, zoo  # noqa: E402
-from tests.thirdparty.zoo_checks import evaluated_int8, fidelity, ladder, names_tool_and_fix, unbacked_pass  # noqa: E402
+from tests.realmodels import heldout, zoo  # noqa: E402
+from tests.realmodels.zoo_checks import evaluated_int8, fidelity, ladder, names_tool_and_fix, unbacked_pass  # noqa: E402
 
 DOC = ROOT / "benchmarks" / "results" / "heldout.md"
 COMMITS = "commits.json"

@@ -2,7 +2,7 @@
 
 For each zoo model folder given (``<zoo>/<name>/edgepipe.toml`` with ``data.calibration`` and
 ``data.evaluation`` image folders, e.g. PaddleOCR det/rec prepared by ``python -m
-tests.thirdparty.zoo prepare``), the calibration images are split in two: the first half
+tests.realmodels.zoo prepare``), the calibration images are split in two: the first half
 calibrates, the second half is the **selection split** every ladder decision reads; the
 evaluation images only judge the kept artifact. The ONNX artifact only (no TFLite), label-free
 (``[accuracy] min_cosine``, default 0.99).

@@ -1,7 +1,7 @@
 """QAT of real third-party ONNX models by distillation (ladder step d): PTQ vs QAT on the evaluation split.
 
 For each zoo folder (``<zoo>/<name>/edgepipe.toml`` with ``data.calibration`` and
-``data.evaluation`` folders, prepared by ``python -m tests.thirdparty.zoo prepare``; ONNX models,
+``data.evaluation`` folders, prepared by ``python -m tests.realmodels.zoo prepare``; ONNX models,
 and float TFLite ones through the ONNX form tf2onnx makes of them, as a build does), the ladder
 runs steps (a) PTQ, (b) the calibration search and (d) QAT label-free on the ONNX artifact:
 decisions (and QAT's training data) read only the calibration samples; the **evaluation samples

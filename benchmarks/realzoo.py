@@ -1,4 +1,4 @@
-"""Build every model of the real-model zoo (tests/thirdparty/zoo.py) and write benchmarks/results/realzoo.md.
+"""Build every model of the real-model zoo (tests/realmodels/zoo.py) and write benchmarks/results/realzoo.md.
 
 Each model is prepared (pinned wheel, data made in the repo) and built by ``edgepipe build``
 in its own subprocess with a timeout, by default for every target (``--all-targets``). The
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from edgepipe.targets import available_targets  # noqa: E402
-from tests.thirdparty import zoo  # noqa: E402
-from tests.thirdparty.zoo_checks import (  # noqa: E402
+from tests.realmodels import zoo  # noqa: E402
+from tests.realmodels.zoo_checks import (  # noqa: E402
     TargetResult,
     evaluated_int8,
     fidelity,

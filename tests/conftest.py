@@ -1,4 +1,5 @@
-"""Shared fixtures: the repository's real model and data, tiny generated models, and one shared build."""
+"""Shared fixtures: the repository's real model and data, tiny generated models, the probe TFLite models, and one
+shared build."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from edgepipe.config import DEFAULT_DATA, DEFAULT_MODEL, PROJECT_ROOT
+from edgepipe.graph.opgraph import OpGraph
 from tests.models import make_models
 
 
@@ -38,6 +40,25 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "onnx": make_models.tiny_onnx(folder / "tiny.onnx"),
         "calib": calib, "eval": evaluation, "onnx_calib": onnx_calib, "onnx_eval": onnx_eval,
     }
+
+
+@pytest.fixture(scope="session")
+def probe_tflite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The 'probe' net (tests/models/nets.py) as int8 and as float TFLite, converted once per session."""
+    from tests.models.nets import build_probe, to_float_tflite, to_int8_tflite
+
+    folder = tmp_path_factory.mktemp("probe")
+    model = build_probe()
+    return {"int8": to_int8_tflite(model, folder / "probe_int8.tflite"),
+            "float": to_float_tflite(model, folder / "probe_float.tflite")}
+
+
+@pytest.fixture(scope="session")
+def probe_graphs(probe_tflite: dict[str, Path]) -> dict[str, OpGraph]:
+    """The probe TFLite models read as edgepipe reads them."""
+    from edgepipe.graph.tflite_reader import read_tflite
+
+    return {kind: read_tflite(path) for kind, path in probe_tflite.items()}
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 from edgepipe.config import DEFAULT_DATA, DEFAULT_MODEL
-from tests.thirdparty import fetch, zoo
-from tests.thirdparty.audio import silero_stream
+from tests.realmodels import fetch, zoo
+from tests.realmodels.data.audio import silero_stream
 
 TARGETS = ["host-cpu", "ethos-u55", "mobile-npu"]
+
+HERE = Path(__file__).resolve().parent
 SILERO = "silero_vad_openvino_16k.onnx"
 BUILD = """
 [build]
@@ -86,3 +88,11 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     yield
     ray.shutdown()
     shutil.rmtree(temp, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder runs a real fleet end to end: markers ``fleet`` and ``slow``."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.fleet)
+            item.add_marker(pytest.mark.slow)

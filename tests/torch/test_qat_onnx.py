@@ -208,7 +208,7 @@ def test_onnx_qat_distils_a_real_recognizer_on_the_graph_ort_quantizes(tmp_path:
     from edgepipe.quantize.onnx_to_torch import run_module
     from edgepipe.quantize.qat_onnx import subset
     from edgepipe.quantize.steps.ptq import ptq_step
-    from tests.thirdparty.zoo import BY_NAME, DataSize, prepare
+    from tests.realmodels.zoo import BY_NAME, DataSize, prepare
 
     config_path = prepare(BY_NAME["ppocr_v4_rec"], tmp_path, DataSize(calibration=8, evaluation=2))
     config = load_config(config_path)
@@ -258,7 +258,7 @@ def test_a_tflite_input_is_trained_through_its_onnx_form(tmp_path: Path) -> None
     from edgepipe.data.dataset import load_dataset
     from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
     from edgepipe.load import load_model
-    from tests.thirdparty.zoo import BY_NAME, DataSize, prepare
+    from tests.realmodels.zoo import BY_NAME, DataSize, prepare
 
     config_path = prepare(BY_NAME["blazeface"], tmp_path, DataSize(calibration=4, evaluation=2))
     config = load_config(config_path)

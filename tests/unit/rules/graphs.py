@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import Verdict, load_constraints
-from tests.support.graphs import onnx_graph
+from tests.models.graphs import onnx_graph
 
 INT8 = TensorProto.INT8
 
@@ -32,8 +32,8 @@ def hardsigmoid_unit(tmp_path: Path) -> OpGraph:
 
 
 def squeeze_if_graph(tmp_path: Path, columns: int = 16) -> OpGraph:
-    """tests/support/graphs.squeeze_if_onnx read back: an If on static shapes, then a MatMul of ``columns``."""
+    """tests/models/graphs.squeeze_if_onnx read back: an If on static shapes, then a MatMul of ``columns``."""
     from edgepipe.graph.onnx_reader import read_onnx
-    from tests.support.graphs import squeeze_if_onnx
+    from tests.models.graphs import squeeze_if_onnx
 
     return read_onnx(squeeze_if_onnx(tmp_path / f"squeeze_if_{columns}.onnx", columns=columns))

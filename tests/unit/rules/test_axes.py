@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from edgepipe.graph.opgraph import OpGraph
-from tests.support.graphs import single
+from tests.models.graphs import single
 from tests.unit.rules.graphs import verdict
 
 
@@ -47,7 +47,7 @@ def test_constants_not_nan(tmp_path: Path) -> None:
     float NaN to integer"), whatever op reads it (a Where's fill value, an Add's constant; an unused one is
     dropped): Fracast's masking of missing steps, probed on RK3588 and RK3576."""
     from edgepipe.support import read_graph
-    from tests.verify.models import nan_fill_onnx
+    from tests.models.probes.arithmetic import nan_fill_onnx
 
     masked = read_graph(nan_fill_onnx(tmp_path / "nan.onnx", float("nan")))
     where = next(n for n in masked.nodes if n.op == "Where")
@@ -62,7 +62,7 @@ def test_value_attribute_written(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0's loader fails on a ConstantOfShape without ``value`` ("'numpy.ndarray' object has no
     attribute 'data_type'"), rejecting the whole model (SwiftF0; probed)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import default_constant_of_shape_onnx
+    from tests.models.probes.inputs import default_constant_of_shape_onnx
 
     bare = read_graph(default_constant_of_shape_onnx(tmp_path / "bare.onnx", False))
     assert verdict("value_attribute_written", bare.nodes[0], bare, True) == (
@@ -72,9 +72,9 @@ def test_value_attribute_written(tmp_path: Path) -> None:
 
 
 def _run_time_expand(tmp_path: Path) -> tuple[OpGraph, dict[str, Any]]:
-    """The graph of tests/verify/models.run_time_expand_onnx and its nodes by name."""
+    """The graph of tests/models/probes/inputs.run_time_expand_onnx and its nodes by name."""
     from edgepipe.support import read_graph
-    from tests.verify.models import run_time_expand_onnx
+    from tests.models.probes.inputs import run_time_expand_onnx
 
     graph = read_graph(run_time_expand_onnx(tmp_path / "expand.onnx"))
     return graph, {node.name: node for node in graph.nodes}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from onnx import TensorProto
 
-from tests.support.graphs import single
+from tests.models.graphs import single
 from tests.unit.rules.graphs import squeeze_if_graph, verdict
 
 
@@ -35,8 +35,8 @@ def test_static_control_flow(tmp_path: Path) -> None:
     structure decoder).
     """
     from edgepipe.support import read_graph
-    from tests.support.graphs import loop_onnx, squeeze_if_onnx
-    from tests.verify.models import runtime_if_onnx
+    from tests.models.graphs import loop_onnx, squeeze_if_onnx
+    from tests.models.probes.inputs import runtime_if_onnx
 
     cases = {"loop": (loop_onnx(tmp_path / "loop.onnx"), "Loop"),
              "runtime_if": (runtime_if_onnx(tmp_path / "if.onnx"), "If"),

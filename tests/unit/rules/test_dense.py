@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import squeeze_if_graph, verdict
 
 FLOAT = TensorProto.FLOAT
@@ -75,7 +75,7 @@ def test_dense_plane_aligned(tmp_path: Path, plane: tuple[int, int], transposed:
     x 3, 7 x 7, 6 x 7, 5 x 6, 2 x 3 and 1 x 7 on the NPU; 9 x 9, 19 x 19, 10 x 10, 7 x 8, 9 x 7, 6 x 10, 5 x 11 and
     1 x 9 on the CPU, with and without the Transpose; RK3576 runs them all on the NPU."""
     from edgepipe.support import read_graph
-    from tests.verify.models import flattened_dense_onnx
+    from tests.models.probes.heads import flattened_dense_onnx
 
     graph = read_graph(flattened_dense_onnx(tmp_path / "d.onnx", 8, *plane, transposed=transposed, trans_b=trans_b))
     dense, relu, conv = (next(n for n in graph.nodes if n.name == name) for name in ("dense", "relu1", "relu0"))

@@ -9,7 +9,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -70,7 +70,7 @@ def test_scales_no_cpu_output_for_reshape(tmp_path: Path) -> None:
     SoCs with Div and Mul after a Log or a lone Sqrt, read by an Unsqueeze, a Reshape or an Unsqueeze and
     Transpose); it runs the scaling on the NPU when another op (a Relu) reads it."""
     from edgepipe.support import read_graph
-    from tests.verify.models import log10_scalings_onnx
+    from tests.models.probes.arithmetic import log10_scalings_onnx
 
     graph = read_graph(log10_scalings_onnx(tmp_path / "log10.onnx"))
     found = {n.name: verdict("scales_no_cpu_output_for_reshape", n, graph, ["Log"]) for n in graph.nodes

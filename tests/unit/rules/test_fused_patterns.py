@@ -12,9 +12,9 @@ from onnx import TensorProto, helper
 
 from edgepipe.rules import load_constraints
 from edgepipe.support import read_graph
-from tests.support.graphs import onnx_graph
+from tests.models.graphs import onnx_graph
+from tests.models.probes.arithmetic import l2_norm_onnx, min_max_front_onnx, run_time_divisions_onnx
 from tests.unit.rules.graphs import verdict
-from tests.verify.models import l2_norm_onnx, min_max_front_onnx, run_time_divisions_onnx
 
 FLOAT = TensorProto.FLOAT
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.support.graphs import single
+from tests.models.graphs import single
 from tests.unit.rules.graphs import verdict
 
 
@@ -22,7 +22,7 @@ def test_not_a_table_lookup(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0 runs an embedding lookup on the CPU whatever the indices' dtype (slovorez's int32
     character ids; probed on both SoCs, as int64 ids were)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import int32_ids_onnx
+    from tests.models.probes.inputs import int32_ids_onnx
 
     graph = read_graph(int32_ids_onnx(tmp_path / "ids.onnx"))
     lookup = next(n for n in graph.nodes if n.op == "Gather")

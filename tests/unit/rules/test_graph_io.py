@@ -7,7 +7,7 @@ from pathlib import Path
 
 from onnx import TensorProto
 
-from tests.support.graphs import single
+from tests.models.graphs import single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -16,7 +16,7 @@ FLOAT = TensorProto.FLOAT
 def test_opset_max(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0's loader: "Unsupport onnx opset 21, need <= 19"."""
     from edgepipe.support import read_graph
-    from tests.verify.models import conv_net_onnx
+    from tests.models.probes.convolutions import conv_net_onnx
 
     graph = read_graph(conv_net_onnx(tmp_path / "c21.onnx", ["Relu"], opset=21))
     assert graph.opset == 21
@@ -41,7 +41,8 @@ def test_not_graph_input_through_a_transpose(tmp_path: Path) -> None:
     """ONNX Runtime's layout transformation cancels a graph input's Transpose (tf2onnx's NHWC-to-NCHW one in
     open_nsfw) against the one it inserts, so the QuantizeLinear after it reads the graph input (probed)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import nhwc_input_onnx, qdq_onnx
+    from tests.models.probes.inputs import nhwc_input_onnx
+    from tests.models.probes.onnx_files import qdq_onnx
 
     graph = read_graph(qdq_onnx(nhwc_input_onnx(tmp_path / "f.onnx"), tmp_path / "q.onnx", (1, 16, 16, 3)))
     quantize = next(n for n in graph.nodes if n.op == "QuantizeLinear" and n.inputs[0].name == "t")

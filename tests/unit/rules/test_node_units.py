@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph
-from tests.support.graphs import onnx_graph
+from tests.models.graphs import onnx_graph
 from tests.unit.rules.graphs import hardsigmoid_unit, verdict
 
 FLOAT, INT8 = TensorProto.FLOAT, TensorProto.INT8

@@ -9,7 +9,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import hardsigmoid_unit, verdict
 
 FLOAT = TensorProto.FLOAT

@@ -24,7 +24,7 @@ _HISTORY = re.compile(r"\bprobed\b|\bfound with\b|\bsession\b|\bbatch \d|\bissue
 
 def _model_names() -> set[str]:
     """The real models of the test-side lists (zoo, held-out, vendor agreement) and the wheels they come from."""
-    from tests.thirdparty import heldout, zoo
+    from tests.realmodels import heldout, zoo
 
     models = (*zoo.ZOO, *heldout.HELDOUT)
     with (REPO / "benchmarks" / "agreement_models.toml").open("rb") as handle:

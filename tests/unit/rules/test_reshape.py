@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -30,7 +30,7 @@ FLOAT = TensorProto.FLOAT
     ([1, 32, 1, 1], [1, 32], True), ([1, 24, 1, 1], [1, 24], False),  # a classifier's flatten
     ([1, 4], [1, 1, 4], False), ([1, 16], [1, 1, 16], True)])  # not 4-D: the element count
 def test_reshape_layout_aligned(tmp_path: Path, shape: list[int], to: list[int], npu: bool) -> None:
-    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/verify/test_rknn.py).
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/vendors/rknn/).
 
     rknn-toolkit2 2.5.0 on RK3588 runs other reshapes on the CPU, e.g. palm_detection's 12 x 12 x 6 head reshaped to
     [1, 864, 1] for its Concat, a Flatten of 24 channels at a graph output, a score of 4 elements; it runs a flatten
@@ -132,14 +132,14 @@ def test_reshape_layout_aligned_judges_a_concat_input_in_the_toolkits_4d_form(tm
     (96, 59, 2, False), (100, 64, 2, True), (96, 59, 3, False)])  # [1, C, 1, W] and [1, C, W, 1]: W
 def test_reshape_layout_aligned_of_a_3d_graph_input_given_a_channel_axis(tmp_path: Path, rows: int, columns: int,
                                                                          axis: int, npu: bool) -> None:
-    """Probed with rknn-toolkit2 2.5.0 on RK3588 (brainmaze's seizure spectrogram; tests/verify/test_rknn.py).
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (brainmaze's seizure spectrogram; tests/vendors/rknn/).
 
     A [1, 100, 59] spectrogram unsqueezed to [1, 1, 100, 59] for a Conv runs on the CPU, [1, 96, 59] and
     [1, 100, 64] on the NPU (probed at each axis); also before a Transpose to NCHW: humanactivity's [1, 90, 3]
     accelerometer window, probed with 90 x 3, 90 x 4, 88 x 3 on the CPU and 96 x 3, 90 x 16 on the NPU.
     """
     from edgepipe.support import read_graph
-    from tests.verify.models import spectrogram_channel_onnx
+    from tests.models.probes.convolutions import spectrogram_channel_onnx
 
     graph = read_graph(spectrogram_channel_onnx(tmp_path / "spec.onnx", rows, columns, axis))
     ok, detail = verdict("reshape_layout_aligned", graph.nodes[0], graph, 16)
@@ -155,7 +155,7 @@ def test_reshape_layout_aligned_of_a_gate_given_its_held_form(tmp_path: Path) ->
     mean's own reshape (musicnn's [1, 1, 753, 1] mean squeezed for a Concat; probed on RK3588).
     """
     from edgepipe.support import read_graph
-    from tests.verify.models import channel_gate_onnx
+    from tests.models.probes.convolutions import channel_gate_onnx
 
     graph = read_graph(channel_gate_onnx(tmp_path / "gate.onnx"))
     node = next(n for n in graph.nodes if n.op == "Unsqueeze")
@@ -173,7 +173,7 @@ def test_reshape_layout_aligned_of_a_conv_output_squeezed_for_an_add(tmp_path: P
     2.
     """
     from edgepipe.support import read_graph
-    from tests.verify.models import squeezed_conv_onnx
+    from tests.models.probes.convolutions import squeezed_conv_onnx
 
     graph = read_graph(squeezed_conv_onnx(tmp_path / "sq.onnx", channels, width, reader))
     node = next(n for n in graph.nodes if n.op == "Squeeze")
@@ -184,7 +184,7 @@ def test_reshape_layout_aligned_of_a_conv_output_squeezed_for_an_add(tmp_path: P
 def test_reshape_layout_aligned_of_a_one_column_head(tmp_path: Path) -> None:
     """madmom's onset RNNs squeeze their [100, 1] one-column head to [100]."""
     from edgepipe.support import read_graph
-    from tests.verify.sequence_models import one_column_heads_onnx
+    from tests.models.probes.sequences import one_column_heads_onnx
 
     graph = read_graph(one_column_heads_onnx(tmp_path / "heads.onnx", [100, 96]))
     nodes = {n.name: n for n in graph.nodes}
@@ -201,7 +201,7 @@ def test_reshape_layout_aligned_of_a_recurrent_state(tmp_path: Path) -> None:
     208 and 64 on the NPU (probed).
     """
     from edgepipe.support import read_graph
-    from tests.verify.sequence_models import recurrent_states_onnx
+    from tests.models.probes.sequences import recurrent_states_onnx
 
     graph = read_graph(recurrent_states_onnx(tmp_path / "states.onnx", "RNN", 4))
     nodes = {n.name: n for n in graph.nodes}
@@ -260,12 +260,12 @@ def test_reshape_layout_aligned_between_2d_and_3d_exemptions(tmp_path: Path) -> 
 
 def test_reshape_layout_aligned_around_a_1d_hard_sigmoid(tmp_path: Path) -> None:
     """PP-OCRv6 tiny's 1-D HardSwish: RK3588 holds the [1, 16, W] a HardSigmoid reads or writes as [1, 16, W, 1]
-    (the real toolkit's placement of the same graph: tests/verify/test_rknn.py).
+    (the real toolkit's placement of the same graph: tests/vendors/rknn/).
 
     PP-OCRv6's 1-D HardSwish over 40 columns: both reshapes on the CPU (probed).
     """
     from edgepipe.support import read_graph
-    from tests.verify.models import hard_swish_1d_onnx
+    from tests.models.probes.convolutions import hard_swish_1d_onnx
 
     graph = read_graph(hard_swish_1d_onnx(tmp_path / "h.onnx", [(40, "bn_hswish"), (40, "hsig"), (48, "hsig"),
                                                                    (40, "relu")]))
@@ -281,14 +281,14 @@ def test_reshape_layout_aligned_around_a_1d_hard_sigmoid(tmp_path: Path) -> None
 @pytest.mark.parametrize(("length", "channels", "npu"), [
     (1024, 4, True), (1025, 4, False), (2001, 4, False), (1100, 12, False), (1200, 16, True), (2000, 32, True)])
 def test_row_transpose_aligned(tmp_path: Path, length: int, channels: int, npu: bool) -> None:
-    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/verify/test_rknn.py: one-row maps moved to NCHW).
+    """Probed with rknn-toolkit2 2.5.0 on RK3588 (tests/vendors/rknn/: one-row maps moved to NCHW).
 
     tf2onnx's input of a Keras Conv1D; cispliceai's [1, 1, 10102, 4] one-hot DNA. Probed at C = 4 with W = 1024 on
     the NPU and 1025, 1040, 1536, 2000 on the CPU, at C = 2, 8, 12 with W = 1025 to 1100 on the CPU, at C = 16 and
     32 with W up to 8192 on the NPU. RK3576 runs them all on its NPU.
     """
     from edgepipe.support import read_graph
-    from tests.verify.models import one_row_conv_onnx
+    from tests.models.probes.convolutions import one_row_conv_onnx
 
     graph = read_graph(one_row_conv_onnx(tmp_path / "row.onnx", length, channels))
     node = next(n for n in graph.nodes if n.op == "Transpose")

@@ -1,8 +1,8 @@
 """One test per constraint of edgepipe/rules/sequence.py (recurrent ops and sequence tensors): a graph that fails
 it and one that passes.
 
-The placements these rules predict are checked against rknn-toolkit2 in tests/verify/test_rknn_sequence.py and against
-the QNN HTP emulator in tests/verify/test_qnn.py.
+The placements these rules predict are checked against rknn-toolkit2 in tests/vendors/rknn/test_sequences.py and against
+the QNN HTP emulator in tests/vendors/qnn/test_emulator.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
-from tests.support.graphs import onnx_graph, single
+from tests.models.graphs import onnx_graph, single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -23,7 +23,7 @@ LSTM_DEFAULTS, GRU_DEFAULTS = ["sigmoid", "tanh", "tanh"], ["sigmoid", "tanh"]
 
 def recurrent(tmp: Path, op: str, lengths: str | None = None, directions: int = 1,
               **attrs: Any) -> tuple[OpNode, OpGraph]:
-    """One LSTM or GRU (4 units, 3 steps of 2 features, batch 2); ``lengths``: no sequence_lens (None), a graph
+    """One LSTM or GRU (4 units, 3 steps of 2 features, a batch of 2); ``lengths``: no sequence_lens (None), a graph
     input ("input") or a constant ("constant")."""
     gates = 4 if op == "LSTM" else 3
     consts = {"W": np.zeros((directions, gates * 4, 2), np.float32),
@@ -43,7 +43,7 @@ def recurrent(tmp: Path, op: str, lengths: str | None = None, directions: int = 
 def test_recurrent_activations_spelled(tmp_path: Path) -> None:
     """madmom's LSTMs name their (default) activations as ONNX spells them: the QNN EP sends them to the CPU.
 
-    Found with the op builders of onnxruntime-qnn 2.7.0 (probe graphs in tests/verify/test_qnn.py).
+    Found with the op builders of onnxruntime-qnn 2.7.0 (probe graphs in tests/vendors/qnn/test_emulator.py).
     """
     node, graph = recurrent(tmp_path, "LSTM", activations=["Sigmoid", "Tanh", "Tanh"])
     assert verdict("recurrent_activations_spelled", node, graph, LSTM_DEFAULTS) == (
@@ -59,7 +59,7 @@ def test_recurrent_activations_spelled(tmp_path: Path) -> None:
 
 
 def test_no_clip(tmp_path: Path) -> None:
-    """Found with the QNN EP of onnxruntime-qnn 2.7.0 (probe graphs in tests/verify/test_qnn.py)."""
+    """Found with the QNN EP of onnxruntime-qnn 2.7.0 (probe graphs in tests/vendors/qnn/test_emulator.py)."""
     node, graph = recurrent(tmp_path, "GRU", clip=3.0)
     assert verdict("no_clip", node, graph, True) == (False, "GRU clips at 3")
     assert verdict("no_clip", node, graph, False)[0]
@@ -70,7 +70,7 @@ def test_no_clip(tmp_path: Path) -> None:
 
 
 def test_constant_sequence_lens(tmp_path: Path) -> None:
-    """Found with the QNN EP of onnxruntime-qnn 2.7.0 (probe graphs in tests/verify/test_qnn.py)."""
+    """Found with the QNN EP of onnxruntime-qnn 2.7.0 (probe graphs in tests/vendors/qnn/test_emulator.py)."""
     node, graph = recurrent(tmp_path, "GRU", lengths="input")
     assert verdict("constant_sequence_lens", node, graph, True) == (
         False, "GRU sequence_lens 'lengths' is computed at run time")
@@ -85,7 +85,7 @@ def test_no_peepholes(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0's compiler aborts ("SubGraphManager: not support yet"; with an empty optional input
     before P, "KeyError: ''"), as on every madmom LSTM; the same LSTM without P compiles."""
     from edgepipe.support import read_graph
-    from tests.verify.sequence_models import peephole_lstm_onnx
+    from tests.models.probes.sequences import peephole_lstm_onnx
 
     with_p = read_graph(peephole_lstm_onnx(tmp_path / "p.onnx"))
     lstm = next(n for n in with_p.nodes if n.op == "LSTM")
@@ -118,7 +118,7 @@ def test_state_slice_aligned(tmp_path: Path) -> None:
     """RIANN's [2, 1, 1, H] h0, indexed per layer: rknn-toolkit2 2.5.0 on RK3588 runs H = 200 on the CPU, 208 and 64
     on the NPU (probed)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import stacked_gru_onnx
+    from tests.models.probes.sequences import stacked_gru_onnx
 
     for hidden, ok in ((200, False), (208, True)):
         graph = read_graph(stacked_gru_onnx(tmp_path / f"gru{hidden}.onnx", hidden))
@@ -138,7 +138,7 @@ def test_reverse_sequence_of_run_time_lengths_is_a_cpu_op(tmp_path: Path) -> Non
     """rk3588 / rk3576: a ReverseSequence runs on the NPU with time first and constant lengths only."""
     from edgepipe.support import check_model
     from edgepipe.targets import load_profile
-    from tests.verify.models import reverse_sequence_onnx
+    from tests.models.probes.sequences import reverse_sequence_onnx
 
     for target in ("rk3588", "rk3576"):
         profile = load_profile(target)
@@ -193,11 +193,11 @@ def test_sequence_concat_reshape_aligned(tmp_path: Path) -> None:
     CPU (madmom's bidirectional onset RNN: 2 x 25 units); one reading a reversal, which runs on the CPU, runs on the
     NPU."""
     from edgepipe.support import read_graph
-    from tests.verify.sequence_models import bidirectional_layers_onnx
+    from tests.models.probes.sequences import bidirectional_layers_onnx
 
     graph = read_graph(bidirectional_layers_onnx(tmp_path / "brnn.onnx", [25, 8]))
     nodes = {n.name: n for n in graph.nodes}
-    ok, detail = verdict("sequence_concat_reshape_aligned", nodes["next_batch0"], graph, 16)
+    ok, detail = verdict("sequence_concat_reshape_aligned", nodes["next_batch_axis_0"], graph, 16)
     assert not ok and "'concat0'" in detail and "50 wide" in detail
-    assert verdict("sequence_concat_reshape_aligned", nodes["next_batch1"], graph, 16)[0]  # 16 wide
-    assert verdict("sequence_concat_reshape_aligned", nodes["batch0"], graph, 16)[0]  # of the graph input
+    assert verdict("sequence_concat_reshape_aligned", nodes["next_batch_axis_1"], graph, 16)[0]  # 16 wide
+    assert verdict("sequence_concat_reshape_aligned", nodes["batch_axis_0"], graph, 16)[0]  # of the graph input

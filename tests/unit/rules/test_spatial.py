@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph
-from tests.support.graphs import conv, onnx_graph
+from tests.models.graphs import conv, onnx_graph
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -50,7 +50,7 @@ def test_strides_powers_of_two(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0 on RK3588 runs a transposed convolution of stride 3 or 5 on its CPU, of stride 2, 4 or 8
     on its NPU (probed in 1-D and 2-D; OpenSpindleNet's upsampling neck)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import transposed_gelu_onnx
+    from tests.models.probes.convolutions import transposed_gelu_onnx
 
     for stride, expected in ((5, (False, "ConvTranspose stride 5 is not a power of two")), (4, (True, "strides 4"))):
         graph = read_graph(transposed_gelu_onnx(tmp_path / f"s{stride}.onnx", stride))
@@ -98,7 +98,7 @@ def test_dilated_reach_channels_max(tmp_path: Path) -> None:
     3000 and kernel 3 and fails with dilation 4095 (OpenSpindleNet's circularly padded dilated convolutions); 2-D
     convolutions with dilations up to 24 over 2048 channels compile."""
     from edgepipe.support import read_graph
-    from tests.verify.models import dilated_conv1d_onnx
+    from tests.models.probes.convolutions import dilated_conv1d_onnx
 
     graph = read_graph(dilated_conv1d_onnx(tmp_path / "far.onnx", 100, 15692, 4096))  # 100 channels count as 128
     node = graph.nodes[0]
@@ -144,7 +144,7 @@ def test_conv1d_explicit_pads(tmp_path: Path, rank: int, auto_pad: str, ok: bool
     Runtime then refuses ("A Conv/ConvTranspose node has both 'auto_pad' and 'pads' attributes"; DeepLC's CNN,
     probed: 1-D SAME_UPPER and SAME_LOWER fail, 1-D with pads or VALID and 2-D SAME_UPPER build)."""
     from edgepipe.support import read_graph
-    from tests.verify.models import auto_padded_conv_onnx
+    from tests.models.probes.convolutions import auto_padded_conv_onnx
 
     graph = read_graph(auto_padded_conv_onnx(tmp_path / "c.onnx", rank, auto_pad))
     conv = next(n for n in graph.nodes if n.op == "Conv")

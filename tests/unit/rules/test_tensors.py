@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from onnx import TensorProto, helper
 
-from tests.support.graphs import conv, onnx_graph, single
+from tests.models.graphs import conv, onnx_graph, single
 from tests.unit.rules.graphs import verdict
 
 FLOAT = TensorProto.FLOAT
@@ -37,7 +37,7 @@ def test_input_bits_max(tmp_path: Path) -> None:
     """Vela 5.2.0 accepts int64 feature maps for the Ethos-U85 in its operator checks, then finds no OFM microblock
     for an element-wise op or CAST reading one ("Could not find a valid OFM microblock for Greater with 64-bit
     input.") and the whole compile fails; a CAST to int64, and ops that only move int64 data (RESHAPE,
-    CONCATENATION, GATHER's indices), compile (probe graphs in tests/verify/test_vela.py)."""
+    CONCATENATION, GATHER's indices), compile (probe graphs in tests/vendors/test_vela.py)."""
     node, graph = single(tmp_path, "Less", [[1, 16], [1, 16]], [1, 16], dtype=TensorProto.INT64)
     ok, detail = verdict("input_bits_max", node, graph, 32)
     assert not ok and detail == "Less reads 'x0' (int64, 64 bits) > 32 bits"
@@ -111,7 +111,7 @@ def test_max_tensor_bytes(tmp_path: Path) -> None:
 
 def test_variable_data_dtypes(tmp_path: Path) -> None:
     from edgepipe.graph.tflite_reader import read_tflite
-    from tests.verify.models import variable_tflite
+    from tests.models.probes.tflite import variable_tflite
 
     int8 = read_tflite(variable_tflite(tmp_path / "int8.tflite"))
     flt = read_tflite(variable_tflite(tmp_path / "float.tflite", int8_state=False))
