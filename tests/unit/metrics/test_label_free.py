@@ -79,7 +79,8 @@ def test_only_constant_outputs_may_be_missing_and_only_when_the_candidate_has_fe
 
 def test_thresholds_name_each_failure() -> None:
     agreement = compare_outputs("score", np.ones((4, 1)), np.full((4, 1), 0.5))
-    assert Thresholds(min_cosine=0.99).failures(agreement) == []  # same direction: cosine 1
+    assert Thresholds(min_cosine=0.99, min_sqnr_db=None).failures(agreement) == []  # same direction: cosine 1
+    assert Thresholds().failures(agreement) == ["score: SQNR 6.0 dB < 15 dB"]  # the default gate sees the scale error
     failures = Thresholds(min_cosine=0.99, min_sqnr_db=20, max_abs_error=0.1).failures(agreement)
     assert failures == ["score: SQNR 6.0 dB < 20 dB", "score: max abs error 0.5 > 0.1"]
 
