@@ -1,4 +1,5 @@
-"""``edgepipe init MODEL``: write a commented edgepipe.toml from the model's inputs, for the user to edit."""
+"""``edgepipe init MODEL``: write a commented edgepipe.toml from the model's inputs and outputs, for the user to
+edit."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import typer
 
+from edgepipe.cli.init_config import describe_inputs, describe_outputs, render_config
 from edgepipe.cli.options import EPILOG
-from edgepipe.load.init_config import describe_inputs, render_config
 from edgepipe.user_files import refuse_existing, write_user_file
 
 _FIX = "Remove it, or give --output another path"
@@ -22,7 +23,8 @@ def init(
     Refuses to overwrite an existing file.
     """
     refuse_existing(output, "config", _FIX)  # before reading the model: a refusal costs nothing
-    text = render_config(model, output, describe_inputs(model))
+    inputs = describe_inputs(model)
+    text = render_config(model, output, inputs, describe_outputs(model, inputs))
     write_user_file(output, text, what="config", fix=_FIX, overwrite=False)
     typer.echo(f"wrote {output}: edit it, then run `edgepipe build --config {output}`")
 

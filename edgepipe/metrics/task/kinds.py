@@ -172,3 +172,22 @@ def guess_kind(reference: np.ndarray, name: str = "") -> KindGuess:
     if values.ndim == 4:
         return _guess_4d(values, name)
     return KindGuess("unknown", 0.0, f"{values.ndim}-D output {list(values.shape)}")
+
+
+def guess_from_shape(shape: tuple[int | None, ...], name: str = "") -> KindGuess:
+    """The task kind an output's declared shape (batch first) suggests before any data ran, for ``edgepipe init``'s
+    proposal; :func:`guess_kind` on the float outputs decides in the build."""
+    dims = [d for d in shape[1:]]
+    if any(d is None for d in dims):
+        return KindGuess("unknown", 0.0, f"{list(shape)} has dynamic dimensions")
+    sizes = [int(d) for d in dims if d is not None]
+    if len(sizes) == 1 and sizes[0] >= 2:
+        return KindGuess("classification", 0.5, f"[N, {sizes[0]}]: one score per class")
+    if len(sizes) == 2 and min(sizes) >= 5 and max(sizes) >= YOLO_ANCHOR_RATIO * min(sizes):
+        layout = "channels-first" if sizes[0] < sizes[1] else "anchors-first"
+        return KindGuess("detection-yolo", 0.5, f"{list(shape)}: {min(sizes)} box and class channels for "
+                         f"{max(sizes)} anchors", {"layout": layout})
+    if len(sizes) == 3 and 1 in (sizes[0], sizes[2]) and min(s for s in sizes if s != 1) >= 8:
+        kind: Kind = "text-detection" if _hinted("text-detection", name) else "segmentation"
+        return KindGuess(kind, 0.4, f"{list(shape)}: one map of the input's size")
+    return KindGuess("unknown", 0.0, f"{list(shape)}: no task the shape alone names")

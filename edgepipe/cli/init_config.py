@@ -17,6 +17,7 @@ import numpy as np
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.load import detect_format, load_model
+from edgepipe.metrics.task.kinds import guess_from_shape
 
 #: Suggested sizes for dynamic dimensions, by the kind of input.
 IMAGE_SIDE = 224
@@ -108,6 +109,13 @@ def _tflite_inputs(path: Path) -> list[InputInfo]:
                       np.dtype(d["dtype"]).name) for d in details]
 
 
+def describe_outputs(path: Path, inputs: list[InputInfo]) -> list[tuple[str, tuple[int | None, ...]]]:
+    """The model's outputs, (name, dims) with None for a dynamic dimension; an ONNX model's with its dynamic input
+    dimensions at the suggested sizes (so that its output sizes follow)."""
+    shapes = suggested_shapes(inputs) if detect_format(path) == "onnx" else {}
+    return [(s.name, tuple(s.shape)) for s in load_model(path, input_shapes=shapes or None).signature.outputs]
+
+
 def describe_inputs(path: Path) -> list[InputInfo]:
     """The model's inputs as it declares them (ONNX, TFLite; Keras/SavedModel through edgepipe's loader)."""
     fmt = detect_format(path)
@@ -196,7 +204,23 @@ def _preprocess_lines(inputs: list[InputInfo], shapes: dict[str, list[int]]) -> 
     return lines
 
 
-def render_config(model: Path, config_path: Path, inputs: list[InputInfo]) -> str:
+def _task_lines(outputs: list[tuple[str, tuple[int | None, ...]]]) -> list[str]:
+    """The ``[accuracy.task]`` table proposed from the outputs' shapes (commented: ``auto`` decides on the data)."""
+    guesses = [(name, guess_from_shape(shape, name)) for name, shape in outputs]
+    known = [(name, g) for name, g in guesses if g.kind != "unknown"]
+    if not known:
+        return []
+    name, guess = known[0]
+    lines = ["", "# The int8 model is also judged at task level against the float one (auto: guessed from the",
+             f"# outputs' values in the build). From the shapes, {name} looks like {guess.kind}:", f"# {guess.reason}.",
+             "# Set the kind and decoding parameters to be sure (docs/guide/accuracy.md):",
+             "# [accuracy.task]", f'# kind = "{guess.kind}"', f'# outputs = ["{name}"]']
+    return lines + [f"# params = {{ {', '.join(f'{k} = {v!r}' for k, v in guess.params.items())} }}".replace("'", '"')
+                    ] if guess.params else lines
+
+
+def render_config(model: Path, config_path: Path, inputs: list[InputInfo],
+                  outputs: list[tuple[str, tuple[int | None, ...]]] | None = None) -> str:
     """The commented ``edgepipe.toml`` text for ``model``, to be written at ``config_path``."""
     shapes = suggested_shapes(inputs)
     lines = [f"# edgepipe.toml for {model.name}, written by `edgepipe init`: read every comment, edit, then run",
@@ -224,5 +248,7 @@ def render_config(model: Path, config_path: Path, inputs: list[InputInfo]) -> st
               f"# evaluation = \"{'eval' if folder_ok else 'evaluation.npz'}\""]
     lines += _preprocess_lines(inputs, shapes)
     lines += ["", "[accuracy]", "max_drop_points = 1.0   # with labels: largest float->int8 top-1 drop (points)",
-              "min_cosine = 0.99       # without labels: smallest cosine of each int8 output with the float one"]
+              "min_cosine = 0.99       # without labels: smallest cosine of each int8 output with the float one",
+              "min_sqnr_db = 15.0      # ... and SQNR of each output (dB), 10 dB for each part of very different range"]
+    lines += _task_lines(outputs or [])
     return "\n".join(lines) + "\n"
