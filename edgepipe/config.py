@@ -57,7 +57,8 @@ class TaskConfig(_Strict):
 
 
 class AccuracyConfig(_Strict):
-    """The accuracy gate."""
+    """The accuracy gate. The label-free defaults (cosine, SQNR whole and by part, task scores) flag every int8
+    setting that broke a real model in the fidelity study, and no intact one (docs/reference/fidelity.md)."""
 
     metric: Literal["top1"] = Field("top1", description="Accuracy metric on the evaluation split.")
     max_drop_points: float = Field(
