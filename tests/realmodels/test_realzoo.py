@@ -6,7 +6,8 @@ each build:
 
 - the exit code is 0, 1 or 2, never 3 (a bug), and nothing prints a traceback;
 - exit 0 or 2 leaves a ``report.json`` that parses into the typed report model;
-- a target never passes without an evaluated int8 artifact (a model shipped int8 counts when it ran);
+- a target never passes without an evaluated int8 artifact (a model shipped int8 with no float model to compare
+  with is not proven: running is not fidelity);
 - a failure says which tool failed and what to do next: the error line (exit 1), and every
   stage that reports a tool failure.
 """
@@ -48,7 +49,7 @@ def test_zoo_model_builds_with_an_answer_a_user_can_trust(name: str, prepared: P
     assert result.report is not None, f"exit {code} without {TARGET}/report.json"
     report = result.report
     assert not unbacked_pass(result), f"{name}: pass without an evaluated int8 artifact: {report.verdict_reason}"
-    assert (code == 2) == (report.verdict == "fail"), report.verdict_reason
+    assert (code == 2) == (report.verdict != "pass"), report.verdict_reason
     failed = [s for s in report.stages if "fail" in s.detail.lower()]
     for stage in failed:
         assert names_tool_and_fix(stage.detail), f"stage {stage.name}: {stage.detail}"
