@@ -34,7 +34,7 @@ import tempfile
 import time
 import tomllib
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,6 +45,7 @@ from edgepipe.graph.opgraph import OpGraph  # noqa: E402
 from edgepipe.support import SupportReport, check_graph, read_graph  # noqa: E402 - after the path set-up above
 from edgepipe.support.report import Verification  # noqa: E402
 from edgepipe.targets import TargetProfile, load_profile  # noqa: E402
+from edgepipe.vendors.base import CompileResult  # noqa: E402
 from edgepipe.vendors.compare import compare  # noqa: E402
 from edgepipe.vendors.qnn.emulator import QnnHtp  # noqa: E402
 from edgepipe.vendors.registry import toolchain_for  # noqa: E402
@@ -80,6 +81,9 @@ class Row:
     detail: str = ""
     #: The commit whose code measured the row ("" for rows recorded before rows named their commit).
     commit: str = ""
+    #: Per node (by name): edgepipe's placement then the vendor's, one letter each: "A" accelerator, "C" CPU, "-"
+    #: not placed by that side (a node the other side alone names). Empty in rows recorded before rows kept it.
+    placements: dict[str, str] = field(default_factory=dict)
 
 
 def artifacts(folder: Path, build_target: str) -> dict[tuple[str, str], Path]:
@@ -119,8 +123,10 @@ def ptq_config(source: Path, work: Path) -> Path:
     return config
 
 
-def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
-    """`edgepipe build` (PTQ only) of one zoo model for the targets whose artifacts the agreement reads.
+def build(name: str, zoo: Path, out: Path, targets: list[str],
+          timeout: float | None = None) -> tuple[int | None, float]:
+    """`edgepipe build` (PTQ only) of one zoo model for the targets whose artifacts the agreement reads; returns
+    its exit code (None: stopped after ``timeout`` s) and wall time (s).
 
     The command it runs, for one model: ``edgepipe build -c COPY/edgepipe.toml -o BUILDS/<model> --no-cache -q
     -t mobile-npu -t edge-box-npu ...`` where COPY is the zoo folder with ``[quantization] steps = ["ptq"]``.
@@ -134,9 +140,15 @@ def build(name: str, zoo: Path, out: Path, targets: list[str]) -> None:
                *[a for t in builds for a in ("-t", t)]]
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent, env=env)
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=out.parent, env=env,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        log.info("build %s: stopped after %.0f s", name, time.perf_counter() - start)
+        return None, time.perf_counter() - start
     log.info("build %s: exit %d in %.0f s %s", name, proc.returncode, time.perf_counter() - start,
              proc.stderr.strip()[-300:])
+    return proc.returncode, time.perf_counter() - start
 
 
 def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path]) -> Row:
@@ -151,9 +163,10 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
     report = check_graph(graph, profile)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="edgepipe-agreement-") as work:
-        result = placement_only(report, profile, path, Path(work), graph)
+        result, placements = placement_only(report, profile, path, Path(work), graph)
     row = Row(name, role, target, result.status if result else "no tool", nodes=report.nodes,
-              seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300], commit=_commit())
+              seconds=time.perf_counter() - start, detail=(result.detail if result else "")[:300], commit=_commit(),
+              placements=placements)
     blocked = "; ".join(b.named() for b in report.compile_blockers[:3])
     if result is not None and result.status == "ran" and not blocked:
         extra = result.extra
@@ -171,18 +184,33 @@ def measure(name: str, role: str, target: str, found: dict[tuple[str, str], Path
 
 
 def placement_only(report: SupportReport, profile: TargetProfile, path: Path, work: Path,
-                   graph: OpGraph) -> Verification | None:
+                   graph: OpGraph) -> tuple[Verification | None, dict[str, str]]:
     """The vendor compile `edgepipe check --verify` runs, without the extras that do not change placement
-    (RKNN's simulator accuracy analysis, QNN's HTP-vs-CPU output run): same adapter, same options."""
+    (RKNN's simulator accuracy analysis, QNN's HTP-vs-CPU output run): same adapter, same options. Also each
+    node's placement on both sides (:attr:`Row.placements`; empty when the compile gave no placement)."""
     found = toolchain_for(profile)
     if found is None:
-        return None
+        return None, {}
     tool, options = found
     if isinstance(tool, Rknn):
         tool.accuracy = False
     if isinstance(tool, QnnHtp):
         tool.run_outputs = False
-    return compare(report, tool.compile(path, graph, options, work))
+    result = tool.compile(path, graph, options, work)
+    return compare(report, result), node_placements(report, result)
+
+
+def node_placements(report: SupportReport, result: CompileResult) -> dict[str, str]:
+    """Each node's placement by edgepipe then by the vendor ("AC": edgepipe accelerator, vendor CPU; "-" where a
+    side does not name the node), the vendor's unmatched layers included; empty unless the compile placed nodes."""
+    if result.status != "compiled":
+        return {}
+    letter = {"accelerator": "A", "cpu": "C"}
+    placed = {v.name: letter[v.placement] + letter.get(result.placement.get(v.name, ""), "-")
+              for v in report.node_verdicts}
+    for name, theirs in result.unmatched.items():
+        placed[name if name not in placed else f"{name} (vendor)"] = "-" + letter[theirs]
+    return placed
 
 
 def totals(rows: list[Row]) -> dict[str, float]:
@@ -208,7 +236,7 @@ def _pct(value: float) -> str:
 
 
 def _commit() -> str:
-    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+    proc = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True, cwd=ROOT,
                           check=False)
     return proc.stdout.strip() or "unknown"
 
