@@ -82,7 +82,8 @@ class Row:
     #: The commit whose code measured the row ("" for rows recorded before rows named their commit).
     commit: str = ""
     #: Per node (by name): edgepipe's placement then the vendor's, one letter each: "A" accelerator, "C" CPU, "-"
-    #: not placed by that side (a node the other side alone names). Empty in rows recorded before rows kept it.
+    #: not placed by that side (a node the other side alone names, or every node of a compile that failed). Empty
+    #: where no vendor tool ran, and in rows recorded before rows kept it.
     placements: dict[str, str] = field(default_factory=dict)
 
 
@@ -202,10 +203,11 @@ def placement_only(report: SupportReport, profile: TargetProfile, path: Path, wo
 
 def node_placements(report: SupportReport, result: CompileResult) -> dict[str, str]:
     """Each node's placement by edgepipe then by the vendor ("AC": edgepipe accelerator, vendor CPU; "-" where a
-    side does not name the node), the vendor's unmatched layers included; empty unless the compile placed nodes."""
-    if result.status != "compiled":
-        return {}
+    side does not name the node), the vendor's unmatched layers included; a compile that placed nothing gives
+    edgepipe's side only ("A-", "C-"), so its nodes still count once per source op."""
     letter = {"accelerator": "A", "cpu": "C"}
+    if result.status != "compiled":
+        return {v.name: letter[v.placement] + "-" for v in report.node_verdicts}
     placed = {v.name: letter[v.placement] + letter.get(result.placement.get(v.name, ""), "-")
               for v in report.node_verdicts}
     for name, theirs in result.unmatched.items():
