@@ -47,12 +47,14 @@ def _part(work: Path, model: str) -> Path:
 
 
 def measure_model(model: protocol.ListedModel, work: Path) -> list[Row]:
-    """Prepare, build and compare one model of a round; its rows (one per listed target)."""
+    """Prepare, build and compare one listed model at the CI data sizes; its rows (one per listed target), each
+    with the model's role on that target."""
     from tests.realmodels import heldout, zoo
 
     prepared = work / commit() / "models"
     builds = work / commit() / "builds" / model.name
-    heldout.prepare(heldout.BY_NAME[model.name], prepared, zoo.SMALL)
+    definitions = heldout.BY_NAME if model.source == "heldout" else zoo.BY_NAME
+    (heldout.prepare if model.source == "heldout" else zoo.prepare)(definitions[model.name], prepared, zoo.SMALL)
     if builds.exists():
         shutil.rmtree(builds)
     builds.parent.mkdir(parents=True, exist_ok=True)
@@ -60,7 +62,7 @@ def measure_model(model: protocol.ListedModel, work: Path) -> list[Row]:
     rows = []
     for target in model.targets:
         found = artifacts(builds, BUILD_TARGET.get(target, target)) if builds.exists() else {}
-        row = measure(model.name, "held_out", target, found)
+        row = measure(model.name, model.role_on(target), target, found)
         if row.status == "no artifact":
             row.detail = f"{row.detail}; edgepipe build exit {code} after {seconds:.0f} s"[:300]
         log.info("%-24s %-10s %-18s %5d/%-5d %s", model.name, target, row.status, row.agree, row.compared,
