@@ -10,7 +10,7 @@ under tests/realmodels/models/.
     python -m tests.realmodels.heldout list
     python -m tests.realmodels.heldout prepare OUTDIR [--only NAME ...] [--small]
 
-``benchmarks/heldout.py`` builds them and writes docs/HELDOUT.md; tests/realmodels/test_heldout.py
+``benchmarks/heldout.py`` builds them and writes the log benchmarks/results/heldout.md; tests/realmodels/test_heldout.py
 builds two of them in CI. Keep them out of the zoo and out of profile tuning: once a model was
 used to fix edgepipe it is no longer held out.
 """
