@@ -7,7 +7,9 @@ From the rows of one target (one row per model, whatever happened to it):
   built none of the kind the target deploys). Every row counts; none is dropped or turned into a silent zero.
 - **source ops**: nodes edgepipe created from one node of the user's model (an unrolled recurrence, a
   decomposition) count once, as the source node: they agree when every one of them agrees, and a source op is on
-  the CPU for a side when any of its nodes is (:func:`source_op`).
+  the CPU for a side when any of its nodes is (:func:`source_op`). Only names that carry their source can be
+  grouped: in the Ethos-U targets' TFLite, onnx2tf renames most nodes, so there an unrolled recurrence still
+  counts node by node, and the macro figure (each model weighs one) is the one that keeps it from dominating.
 - **macro agreement**: the mean over models of each model's share of agreeing source ops; a compile failure, a
   tool failure or a missing artifact scores 0, a predicted failure 1. **exact match**: the share of models that
   agree on every source op (a predicted failure included).
@@ -28,10 +30,13 @@ from dataclasses import dataclass
 from benchmarks.agreement import Row
 
 #: Where edgepipe's own rewrites put their nodes: ``<source>/unrolled/<part>_<n>`` (an LSTM, GRU or RNN unrolled
-#: by edgepipe/export/onnx_unroll_rnn.py, also ``<source>/unrolled`` for its state copies) and
-#: ``<source>/tanh_approx/<part>`` (edgepipe/export/onnx_erf.py). Converters keep the path (onnx2tf names TFLite
-#: tensors after the ONNX outputs), so the same prefix names the source in every artifact.
-_DERIVED = re.compile(r"^(?P<source>.+?)/(?:unrolled|tanh_approx)(?:/|$)")
+#: by edgepipe/export/onnx_unroll_rnn.py, also ``<output>/unrolled`` for its copies into the op's outputs) and
+#: ``<source>/tanh_approx/<part>`` (edgepipe/export/onnx_erf.py). In a TFLite written by onnx2tf a kept name sits
+#: behind the TF op onnx2tf emitted, with ``wa/`` for a leading ``/`` (``model/tf.compat.v1.squeeze/wa/rnn/LSTM/
+#: unrolled/squeeze_10``); most of its ops are named after that TF op alone (``model/tf.strided_slice_12/
+#: StridedSlice``) and cannot be traced to a source: they count one by one.
+_DERIVED = re.compile(r"(?P<source>[^;]+?)/(?:unrolled|tanh_approx)(?:/|$)")
+_ONNX2TF_PREFIX = re.compile(r"^model/tf\.[^/]+/")
 
 #: Row statuses in which no placement is compared and the model scores 0 (edgepipe or the tool failed it).
 FAILED = ("compile_failed", "failed", "not installed", "no tool", "no artifact")
@@ -39,8 +44,11 @@ FAILED = ("compile_failed", "failed", "not installed", "no tool", "no artifact")
 
 def source_op(name: str) -> str:
     """The node of the user's model that node ``name`` comes from (``name`` itself unless edgepipe made it)."""
-    match = _DERIVED.match(name)
-    return match.group("source") if match else name
+    match = _DERIVED.search(name)
+    if not match:
+        return name
+    source = _ONNX2TF_PREFIX.sub("", match.group("source"))
+    return "/" + source[3:] if source.startswith("wa/") else source
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,9 @@ How the columns are counted (benchmarks/metrics.py):
   and it did); **tool failed**; **no artifact** (edgepipe built none of the kind the target deploys).
 - **Source ops**: the nodes edgepipe itself made from one node of the model (an unrolled LSTM or GRU, a
   decomposition) count once, as that node: it agrees when all of them agree, and is on the CPU for a side when
-  any of them is. A model with thousands of generated nodes weighs as much as its source graph.
+  any of them is. Their names carry the source in the ONNX artifacts; in the Ethos-U targets' TFLite, onnx2tf
+  renames most nodes after the TF op it emitted, so an unrolled recurrence there still counts node by node: the
+  macro figures, where each model weighs one, are the ones to read on those targets.
 - **macro agreement**: the mean over models of each model's share of agreeing source ops; a failed compile, a
   failed tool or a missing artifact scores 0, a predicted failure 1. **exact match**: the share of models on
   which every source op agrees. **pooled**: agreeing source ops ÷ source ops compared, all models together.

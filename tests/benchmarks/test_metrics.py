@@ -20,6 +20,13 @@ def test_nodes_edgepipe_made_name_their_source() -> None:
     assert source_op("unrolled_table/Gather") == "unrolled_table/Gather"  # a user's name that only looks like it
 
 
+def test_in_a_tflite_by_onnx2tf_only_the_names_it_kept_trace_back() -> None:
+    # onnx2tf put the ONNX name behind the TF op it emitted (a leading '/' as 'wa/'); the op it named after
+    # itself alone has no trace of its source
+    assert source_op("model/tf.compat.v1.squeeze/wa/rnn/LSTM/unrolled/squeeze_10") == "/rnn/LSTM"
+    assert source_op("model/tf.strided_slice_12/StridedSlice") == "model/tf.strided_slice_12/StridedSlice"
+
+
 def test_an_lstm_edgepipe_unrolled_counts_as_its_node_and_outputs() -> None:
     from onnx import TensorProto, helper, numpy_helper
 
