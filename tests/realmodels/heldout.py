@@ -10,7 +10,7 @@ under tests/realmodels/models/.
     python -m tests.realmodels.heldout list
     python -m tests.realmodels.heldout prepare OUTDIR [--only NAME ...] [--small]
 
-``benchmarks/heldout.py`` builds them and writes docs/HELDOUT.md; tests/realmodels/test_heldout.py
+``benchmarks/heldout.py`` builds them and writes the log benchmarks/results/heldout.md; tests/realmodels/test_heldout.py
 builds two of them in CI. Keep them out of the zoo and out of profile tuning: once a model was
 used to fix edgepipe it is no longer held out.
 """
@@ -40,12 +40,15 @@ from tests.realmodels.models import (
     science_tabular,
     sounds,
     speech_activity,
+    speech_commands,
     speech_quality,
     speech_voice,
     text_embeddings,
     text_segmentation,
     text_spelling,
+    text_tokenizers,
     vision_digits_chess,
+    vision_documents,
     vision_people,
     vision_photos,
     wakewords,
@@ -53,10 +56,11 @@ from tests.realmodels.models import (
 from tests.realmodels.toml_text import toml_text
 
 #: The held-out models' modules, by domain.
-DOMAINS = (vision_people, vision_photos, vision_digits_chess, ocr, imaging_restoration, imaging_astronomy,
-           imaging_medical, speech_activity, speech_quality, speech_voice, wakewords, music, music_madmom, sounds,
-           text_embeddings, text_spelling, text_segmentation, biosignals_eeg, biosignals_heart, biosignals_pulse,
-           biosignals_motion, science_genomics, science_proteins, science_aerodynamics, science_tabular)
+DOMAINS = (vision_people, vision_photos, vision_digits_chess, vision_documents, ocr, imaging_restoration,
+           imaging_astronomy, imaging_medical, speech_activity, speech_quality, speech_voice, speech_commands,
+           wakewords, music, music_madmom, sounds, text_embeddings, text_spelling, text_segmentation, text_tokenizers,
+           biosignals_eeg, biosignals_heart, biosignals_pulse, biosignals_motion, science_genomics, science_proteins,
+           science_aerodynamics, science_tabular)
 
 HELDOUT: tuple[zoo.ZooModel, ...] = tuple(model for domain in DOMAINS for model in domain.MODELS)
 

