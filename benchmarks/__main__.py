@@ -24,7 +24,7 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("all", "in-sample", "estimates"):
+    for name in ("all", "in-sample", "estimates", "fidelity"):
         sub.add_parser(name).add_argument("--work", type=Path, required=True, help="Parts and builds (resumable).")
     one = sub.add_parser("round")
     one.add_argument("name", help="The round (its registration date in agreement_models.toml).")
@@ -32,6 +32,7 @@ def main(argv: list[str]) -> int:
     one.add_argument("--status", action="store_true", help="Measure nothing: which models are done.")
     sub.add_parser("render")
     sub.add_parser("check")
+    sub.add_parser("lock", help="add new model entries and first-run records to benchmarks/protocol_lock.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from benchmarks import rounds
@@ -43,7 +44,14 @@ def main(argv: list[str]) -> int:
         done = rounds.run(args.name, args.work)
         print(f"wrote {done}" if done else "models remain: run the command again")  # noqa: T201
         return 0 if done else 2
-    from benchmarks import estimates, in_sample, results_page
+    from benchmarks import estimates, fidelity_study, in_sample, protocol, results_page
+
+    if args.command == "lock":
+        protocol.extend_lock()
+        return 0
+    if args.command == "fidelity":
+        fidelity_study.main(["run", "--work", str(args.work)])
+        return 0
 
     if args.command == "in-sample":
         return 0 if in_sample.run(args.work) else 2
@@ -55,10 +63,12 @@ def main(argv: list[str]) -> int:
             pending += rounds.run(name, args.work / "rounds") is None
         pending += estimates.run(args.work / "estimates") is None
         pending += in_sample.run(args.work / "in-sample") is None
+        fidelity_study.main(["run", "--work", str(args.work / "fidelity")])
         results_page.write()
         return 2 if pending else 0
     if args.command == "render":
         results_page.write()
+        fidelity_study.main(["render"])
         return 0
     return results_page.check()
 

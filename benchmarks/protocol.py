@@ -98,3 +98,43 @@ def held_out_now(model: ListedModel, target: str) -> bool:
     """True when ``model`` still counts as held out on ``target``: held out there and never seen there."""
     return model.role_on(target) == "held_out" and not any(
         s.model == model.name and target in s.targets for s in seen())
+
+
+#: Digests of every listed entry and every round's first-run record, committed beside them: where the git history
+#: cannot be read (a shallow clone), the protocol is checked against this file, which itself only grows.
+LOCK = ROOT / "benchmarks" / "protocol_lock.json"
+
+
+def entry_digest(model: ListedModel) -> str:
+    """A digest of everything about an entry that never changes (role, targets, tuned_on, source, round)."""
+    import hashlib
+
+    text = repr((model.role, model.targets, model.tuned_on, model.source, model.round))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def current_lock() -> dict[str, dict[str, str]]:
+    """What the lock file must hold for the list and the round records as they are now."""
+    from benchmarks.rounds import ROUNDS
+
+    return {"entries": {name: entry_digest(m) for name, m in sorted(listed().items())},
+            "first_runs": {p.name: file_digest(p) for p in sorted(ROUNDS.glob("*.json"))}}
+
+
+def extend_lock() -> None:
+    """Add the entries and first-run records the lock does not hold yet; one that changed is an error."""
+    import json
+
+    lock = json.loads(LOCK.read_text(encoding="utf-8")) if LOCK.is_file() else {"entries": {}, "first_runs": {}}
+    now = current_lock()
+    for part, digests in now.items():
+        for name, digest in digests.items():
+            if lock[part].setdefault(name, digest) != digest:
+                raise SystemExit(f"{name} changed since it was locked ({part}): roles and first runs never change")
+    LOCK.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n", encoding="utf-8")

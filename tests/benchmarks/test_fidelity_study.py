@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from edgepipe.config import PROJECT_ROOT, AccuracyConfig
-
-sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-
-from fidelity_study import DOC, RESULTS, render, summarise  # noqa: E402
+from benchmarks.fidelity_study import DOC, RESULTS, render, summarise
+from edgepipe.config import AccuracyConfig
 
 
 def test_the_page_is_the_json_rendered() -> None:

@@ -65,13 +65,40 @@ def protocol_start() -> str:
     return added[-1] if added else git("rev-parse", "HEAD").strip()
 
 
-@pytest.fixture(autouse=True)
-def _history() -> None:
+@pytest.fixture
+def history() -> None:
     reason = history_available()
     if reason:
         pytest.skip(reason)
 
 
+def test_every_entry_and_first_run_matches_the_lock_that_only_grows() -> None:
+    """Checked without git: an entry or a first-run record that changed no longer matches its committed digest
+    (and the lock itself may only grow, checked against git history below)."""
+    lock = json.loads(protocol.LOCK.read_text(encoding="utf-8"))
+    now = protocol.current_lock()
+    for part in ("entries", "first_runs"):
+        for name, digest in lock[part].items():
+            assert now[part].get(name) == digest, (
+                f"{name} changed or disappeared ({part}); roles and first runs never change: record a model looked "
+                "at after its first run in benchmarks/seen.toml instead")
+        added = sorted(set(now[part]) - set(lock[part]))
+        assert not added, f"{part} {added} are not in {protocol.LOCK.name}: add them with `python -m benchmarks lock`"
+
+
+@pytest.mark.usefixtures("history")
+def test_the_lock_only_grows() -> None:
+    relative = str(protocol.LOCK.relative_to(ROOT))
+    seen: dict[str, dict[str, str]] = {"entries": {}, "first_runs": {}}
+    for commit, text in versions(relative):
+        lock = json.loads(text)
+        for part, known in seen.items():
+            for name, digest in known.items():
+                assert lock[part].get(name) == digest, f"{relative} changed {name} ({part}) at {commit[:7]}"
+            known.update(lock[part])
+
+
+@pytest.mark.usefixtures("history")
 def test_no_listed_entry_changes_or_disappears_once_committed() -> None:
     first: dict[str, tuple[str, protocol.ListedModel]] = {}
     texts = [*versions(MODELS, protocol_start()), ("the working tree", (ROOT / MODELS).read_text(encoding="utf-8"))]
@@ -109,6 +136,7 @@ def _records() -> list[Path]:
     return sorted(ROUNDS.glob("*.json"))
 
 
+@pytest.mark.usefixtures("history")
 @pytest.mark.parametrize("path", _records(), ids=lambda p: p.stem)
 def test_a_first_run_measured_a_round_registered_before_it_at_one_commit(path: Path) -> None:
     record = json.loads(path.read_text(encoding="utf-8"))
@@ -124,6 +152,7 @@ def test_a_first_run_measured_a_round_registered_before_it_at_one_commit(path: P
     assert all(r["role"] == "held_out" for r in record["rows"])
 
 
+@pytest.mark.usefixtures("history")
 @pytest.mark.parametrize("path", _records(), ids=lambda p: p.stem)
 def test_a_recorded_first_run_is_never_edited(path: Path) -> None:
     relative = str(path.relative_to(ROOT))
@@ -135,6 +164,7 @@ def test_a_recorded_first_run_is_never_edited(path: Path) -> None:
     assert not git("log", "--format=%H", f"{added[-1]}..HEAD", "--", relative).split(), f"{relative} was rewritten"
 
 
+@pytest.mark.usefixtures("history")
 def test_the_seen_list_only_grows() -> None:
     def entries(text: str) -> list[dict[str, object]]:
         return list(tomllib.loads(text).get("seen", []))
