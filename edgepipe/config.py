@@ -176,6 +176,11 @@ class QuantizationConfig(_Strict):
     sensitivity: Literal["auto", "always"] = Field(
         "auto", description="Per-layer sensitivity: 'auto' only when the ladder needs it (mixed precision, or "
                             "no step met the threshold); 'always' also when plain PTQ already met it.")
+    time_budget_s: float = Field(
+        600.0, gt=0.0, le=86400.0,
+        description="Wall-clock seconds the whole ladder may take (a clock, unlike qat_budget_s): checked between "
+                    "steps and between the tries inside a step; when it is spent the build keeps the best result "
+                    "so far and the report lists what did not run. Step (a) always runs.")
 
 
 class BuildConfig(_Strict):

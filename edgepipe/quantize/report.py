@@ -118,6 +118,12 @@ class QuantizationReport(_Record):
     sensitivity: list[LayerSensitivity] = Field(default_factory=list)
     still_sensitive: list[str] = Field(default_factory=list,
                                        description="When no step met the threshold: the most sensitive layers.")
+    time_budget_s: float | None = Field(None, description="Wall-clock seconds the ladder was allowed "
+                                                          "(quantization.time_budget_s).")
+    seconds: float | None = Field(None, description="Wall-clock seconds the ladder took (s).")
+    unfinished: list[str] = Field(default_factory=list,
+                                  description="What the time budget left undone (steps not run, searches cut "
+                                              "short), and why; the kept result is the best of what ran.")
 
     def worst_layers(self, count: int = 10) -> list[LayerSensitivity]:
         """The ``count`` most sensitive layers of all formats (see :func:`worst_layers`)."""

@@ -39,7 +39,7 @@ def ladder_settings(config: BuildConfig, targets: Iterable[TargetProfile] = ()) 
         steps=tuple(q.steps), granularity=start, methods=tuple(q.methods), granularities=allowed_granularities,
         precisions=tuple(p for p in q.precisions if p in precisions), mixed_budget=q.mixed_budget,
         qat_epochs=q.qat_epochs, qat_learning_rate=q.qat_learning_rate, qat_budget_s=q.qat_budget_s,
-        sensitivity=getattr(q, "sensitivity", "auto"))
+        sensitivity=q.sensitivity, time_budget_s=q.time_budget_s)
 
 
 def start_recipe(config: BuildConfig) -> QuantRecipe:

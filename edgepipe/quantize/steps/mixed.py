@@ -65,6 +65,10 @@ class _Search:
     def holds(self) -> bool:
         return self.context.meets(self.fmt, self.score)
 
+    def _out_of_time(self, what: str) -> bool:
+        """True when the ladder's time budget is spent; ``what`` (the next try) is then recorded as not tried."""
+        return self.context.out_of_time(f"mixed {self.fmt}: {what} and the tries after it not tried")
+
     def _keeping(self, nodes: list[str], precision: LayerPrecision) -> QuantRecipe:
         recipe = self.start
         for node in nodes:
@@ -89,13 +93,15 @@ class _Search:
             nodes = cut.get(precision, [])
             if not nodes:
                 continue
+            if self._out_of_time(f"top {len(nodes)} -> {precision}"):
+                break
             candidate = self._keeping(nodes, precision)
             score = self._score(candidate)
             self.trail.append(self._line(f"top {len(nodes)} -> {precision}", score))
             if self.context.meets(self.fmt, score):
                 self._bisect(nodes, precision, candidate, score)
                 return
-            if score.better_than(best[0] if best else self.score):
+            if self.context.better(self.fmt, score, best[0] if best else self.score):
                 best = (score, candidate)
         best = self._prefixes(cut.get(self.precisions[-1], []), best)
         best = self._whole_model(best)
@@ -123,11 +129,11 @@ class _Search:
         Stops at the first that holds; returns the best of everything tried that beats int8 (None if none)."""
         precision = self.precisions[-1]
         count = 1
-        while count < len(nodes):
+        while count < len(nodes) and not self._out_of_time(f"top {count} -> {precision}"):
             candidate = self._keeping(nodes[:count], precision)
             score = self._score(candidate)
             self.trail.append(self._line(f"top {count} -> {precision}", score))
-            if score.better_than(best[0] if best else self.score):
+            if self.context.better(self.fmt, score, best[0] if best else self.score):
                 best = (score, candidate)
             if self.context.meets(self.fmt, score):
                 break
@@ -137,19 +143,19 @@ class _Search:
     def _whole_model(self, best: tuple[Fidelity, QuantRecipe] | None) -> tuple[Fidelity, QuantRecipe] | None:
         """Last resort when no cut of the ranking holds and the target runs int16 activations: every activation
         int16 (the error was spread over the whole graph, not in a few layers). Kept when it scores best."""
-        if "a16w8" not in self.precisions:
+        if "a16w8" not in self.precisions or self._out_of_time("every activation -> a16w8"):
             return best
         candidate = replace(self.start, activation_bits=16)
         score = self._score(candidate)
         self.trail.append(self._line("every activation -> a16w8", score))
-        if score.better_than(best[0] if best else self.score):
+        if self.context.better(self.fmt, score, best[0] if best else self.score):
             return score, candidate
         return best
 
     def _bisect(self, nodes: list[str], precision: LayerPrecision, recipe: QuantRecipe, score: Fidelity) -> None:
         """The fewest top-ranked ``nodes`` kept in ``precision`` that still hold (``len(nodes)`` holds)."""
         low, high = 0, len(nodes)  # keeping `low` misses, keeping `high` holds
-        while high - low > 1:
+        while high - low > 1 and not self._out_of_time(f"fewer than top {high} -> {precision}"):
             middle = (low + high) // 2
             candidate = self._keeping(nodes[:middle], precision)
             trial = self._score(candidate)
@@ -203,7 +209,7 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     nodes = quantizable_nodes(prepared)
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
     rankings = {p: joins + (measured + suspects if isolated else suspects + measured) for p in precisions}
-    if "float" in precisions and not search.holds:
+    if "float" in precisions and not search.holds and not context.out_of_time("mixed onnx: node damage not measured"):
         damage = [d for d in measure_node_damage(context, search.start) if d.hurts]
         if damage:
             rankings["float"] = joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)",
