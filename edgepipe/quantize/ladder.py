@@ -72,6 +72,25 @@ def _still_sensitive(context: LadderContext, count: int = 5) -> list[str]:
     return [f"{row.format}:{row.layer}" for row in worst_layers(context.sensitivity, count)]
 
 
+def _compile_mixed(context: LadderContext, result: StepResult, int8: dict[str, Artifact]) -> None:
+    """A step's mixed-precision artifacts through the vendor compilers that must take them, beside the plain int8
+    artifacts ``int8`` (:mod:`~edgepipe.quantize.vendor_check`); a step with one refused is not kept."""
+    if context.vendor_check is None:
+        return
+    refused = False
+    for fmt, artifact in result.artifacts.items():
+        if artifact.precision != "mixed":
+            continue
+        for compiled in context.vendor_check(artifact, int8.get(fmt)):
+            result.outcome.vendor_compile.append(compiled.line(artifact))
+            refused = refused or compiled.refused
+    if refused:
+        result.outcome.status = "missed"
+        result.outcome.note = "; ".join(filter(None, [result.outcome.note, "not kept: the vendor compiler refused "
+                                                      "its mixed-precision model (vendor_compile)"]))
+        result.artifacts.clear()
+
+
 def _not_run(context: LadderContext, name: str) -> StepResult:
     """The outcome of a step the time budget left no room for."""
     context.out_of_time(f"step {name} not run")
@@ -102,6 +121,7 @@ def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationRepo
         if result.artifacts:
             result = score(context, result)
             why = _shortfall(result)
+            _compile_mixed(context, result, results[0].artifacts if results else {})
         result.outcome.seconds = round(context.clock() - start, 3)
         log.info("ladder step %s: %s (%s)", name, result.outcome.status, result.outcome.why)
         results.append(result)

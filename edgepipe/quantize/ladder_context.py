@@ -33,6 +33,7 @@ from edgepipe.metrics.task_plan import TaskPlan, plan_tasks, task_failure
 from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
+from edgepipe.quantize.vendor_check import CandidateCompile
 
 SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
 
@@ -76,6 +77,9 @@ class LadderSettings:
     selection_samples: int = 64
     #: Wall-clock seconds the ladder may take (checked between steps and between the tries inside a step).
     time_budget_s: float = 600.0
+    #: The vendor compilers that must take a mixed-precision result before it is kept (one label per target that
+    #: accepts no CPU fallback and has its compiler installed: :mod:`edgepipe.quantize.vendor_check`).
+    compile_with: tuple[str, ...] = ()
 
     @property
     def start(self) -> QuantRecipe:
@@ -134,6 +138,8 @@ class LadderContext:
     started: float | None = None
     #: What the time budget left undone: a step not run, a search cut short; one line each, for the report.
     unfinished: list[str] = field(default_factory=list)
+    #: Compiles a mixed-precision candidate with the vendor compilers of ``settings.compile_with``.
+    vendor_check: Callable[[Artifact, Artifact | None], list[CandidateCompile]] | None = None
 
     def start_clock(self) -> None:
         self.started = self.clock()

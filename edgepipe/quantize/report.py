@@ -95,6 +95,9 @@ class StepOutcome(_Record):
                                                     description="Layers above int8, per format.")
     cost: str = Field("", description="What the higher precision costs on the target (CPU fallback, int16).")
     candidates: list[CandidateScore] = Field(default_factory=list)
+    vendor_compile: list[str] = Field(
+        default_factory=list, description="Vendor compilers run on this step's mixed-precision artifacts before "
+                                          "keeping them (targets without CPU fallback): target, tool, result.")
     seconds: float = Field(0.0, description="Wall time of the step (s).")
 
     @property

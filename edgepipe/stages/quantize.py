@@ -96,6 +96,7 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
             config: BuildConfig) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
     from edgepipe.quantize.settings import ladder_settings, optional_split, prepare_float_onnx
+    from edgepipe.quantize.vendor_check import VendorCheck
     from edgepipe.stages.evaluate import thresholds_of
 
     assert inputs.calibration is not None and inputs.evaluation is not None
@@ -111,7 +112,7 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
         threshold=config.accuracy.max_drop_points, settings=settings, work=work,
         thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo,
-        task=config.accuracy.task)
+        task=config.accuracy.task, vendor_check=VendorCheck.of(inputs.targets, work / "vendor"))
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses

@@ -17,6 +17,7 @@ from edgepipe.data.dataset import Dataset
 from edgepipe.quantize import ladder
 from edgepipe.quantize.ladder_context import LadderContext, LadderSettings, StepResult, selection_rank
 from edgepipe.quantize.report import SelectionScore, StepOutcome
+from edgepipe.quantize.vendor_check import CandidateCompile
 
 # The reference model digits_nobn on its 197-sample selection split (ONNX and TFLite): plain per-tensor PTQ
 # changes 4 top-1 answers with cosine 0.9888 (3.75 points lost on evaluation); QAT changes 9 and 8 answers
@@ -93,7 +94,7 @@ def _fake_steps(clock: _Clock, tmp_path: Path, seconds: dict[str, float], scores
 def unscored(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake steps come scored; no sensitivity is measured."""
     monkeypatch.setattr(ladder, "score", lambda context, result: result)
-    monkeypatch.setattr(ladder, "measure_sensitivity", lambda context: context.sensitivity.append(None))
+    monkeypatch.setattr(ladder, "measure_sensitivity", lambda context: None)
 
 
 def test_time_budget_spent_keeps_the_best_so_far_and_says_what_did_not_run(
@@ -129,3 +130,45 @@ def test_within_the_budget_every_step_runs(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(ladder, "LADDER_STEPS", _fake_steps(clock, tmp_path, seconds, scores))
     _, report = ladder.run_ladder(_context(tmp_path, budget=600.0, clock=clock))
     assert report.final_step == "qat" and report.met and not report.unfinished
+
+
+def _mixed_result(step: str, score: SelectionScore, tmp_path: Path) -> StepResult:
+    result = _result(step, score, tmp_path)
+    result.artifacts["onnx"] = Artifact(result.artifacts["onnx"].path, "onnx", "mixed")
+    return result
+
+
+def test_a_mixed_result_the_vendor_compiler_refuses_is_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unscored: None) -> None:
+    """On a target without CPU fallback: a mixed-precision step that holds but leaves more ops on the CPU than the
+    plain int8 model (a float HARD_SWISH Vela will not take) is not kept; the best plain int8 step is."""
+    clock = _Clock()
+    steps = [("ptq", lambda context: _result("ptq", PTQ, tmp_path)),
+             ("mixed", lambda context: _mixed_result("mixed", HELD, tmp_path))]
+    monkeypatch.setattr(ladder, "LADDER_STEPS", steps)
+    context = _context(tmp_path, budget=600.0, clock=clock)
+    seen = []
+
+    def vela(artifact: Artifact, int8: Artifact | None) -> list[CandidateCompile]:
+        seen.append((artifact.path.name, int8.path.name if int8 else None))
+        return [CandidateCompile("ethos-u55", "vela --accelerator-config ethos-u55-128", "compiled", "", 3, 0)]
+
+    context.vendor_check = vela
+    kept, report = ladder.run_ladder(context)
+    assert seen == [("mixed.onnx", "ptq.onnx")]  # compiled beside the plain int8 artifact of its format
+    mixed = report.steps[1]
+    assert mixed.status == "missed" and "vendor compiler refused" in mixed.note
+    assert mixed.vendor_compile == ["ethos-u55: vela --accelerator-config ethos-u55-128 compiled mixed.onnx, "
+                                    "3 ops on the CPU (plain int8: 0)"]
+    assert report.final_step == "ptq" and kept[0].path.name == "ptq.onnx" and not report.met
+
+
+def test_a_mixed_result_the_vendor_compiler_takes_whole_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unscored: None) -> None:
+    steps = [("ptq", lambda context: _result("ptq", PTQ, tmp_path)),
+             ("mixed", lambda context: _mixed_result("mixed", HELD, tmp_path))]
+    monkeypatch.setattr(ladder, "LADDER_STEPS", steps)
+    context = _context(tmp_path, budget=600.0, clock=_Clock())
+    context.vendor_check = lambda artifact, int8: [CandidateCompile("ethos-u55", "vela", "compiled", "", 0, 0)]
+    _, report = ladder.run_ladder(context)
+    assert report.final_step == "mixed" and report.met and report.steps[1].vendor_compile

@@ -28,9 +28,10 @@ from edgepipe.quantize.steps.common import quantize_all
 
 
 def higher_precisions(context: LadderContext, fmt: str) -> tuple[LayerPrecision, ...]:
-    """What mixed precision may keep a layer in, cheapest first: int16 activations (ONNX), then float."""
-    offered: tuple[LayerPrecision, ...] = ("a16w8", "float") if fmt == "onnx" else ("float",)
-    return tuple(p for p in offered if p in context.settings.precisions)
+    """What mixed precision may use above int8, cheapest first: int16 activations, then float, as the targets
+    allow. ONNX keeps single layers in either; TFLite keeps single layers in float only (the converter has no
+    per-layer int16) and may make every activation int16 (int16x8, which Ethos-U runs)."""
+    return tuple(p for p in ("a16w8", "float") if p in context.settings.precisions)
 
 
 class _Search:
@@ -86,7 +87,7 @@ class _Search:
     def search(self, rankings: dict[LayerPrecision, list[NodeGroup]]) -> None:
         """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8."""
         cut = {precision: self._cut(precision, ranked) for precision, ranked in rankings.items()}
-        if self.holds or not any(cut.values()):
+        if self.holds:
             return
         best: tuple[Fidelity, QuantRecipe] | None = None
         for precision in self.precisions:
@@ -197,9 +198,9 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     if not context.sensitivity:
         measure_sensitivity(context)
     measured = _ranked_layers(context, fmt)
-    if fmt != "onnx":
+    if fmt != "onnx":  # single layers in float only; int16 for the whole model (:meth:`_Search._whole_model`)
         search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * len(measured))))
-        search.search({p: measured for p in precisions})
+        search.search({p: measured for p in precisions if p == "float"})
         return search, len(measured)
     prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
     # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
