@@ -6,15 +6,17 @@ node alone (:mod:`edgepipe.quantize.node_damage`). For each model of a prepared 
 (``python -m tests.thirdparty.zoo prepare DIR --only NAME ...``) the float ONNX is exported as a
 build does, the ladder's context is made from the model's ``edgepipe.toml``, and, at plain PTQ:
 
-- the wall seconds of the sensitivity and of the node-damage ranking (each once, on this machine);
+- the wall and CPU seconds of the sensitivity and of the node-damage ranking (each once, on this machine), and
+  of step (c), mixed precision, run on that sensitivity (its search, and the node-damage ranking when it needs
+  one: measured again there, as a build does);
 - what they decide: the five most sensitive layers, the nodes the ranking says hurt (in order), and the
-  outcome of step (c), mixed precision, run on that analysis (held or not, the layers it keeps higher).
+  outcome of step (c) (held or not, its setting, the layers it keeps higher).
 
 Run it on two versions of edgepipe (``PYTHONPATH`` at each checkout) to compare; ``--label`` names the run
 and ``--out`` merges it into a JSON file under ``benchmarks/results/`` with the CPU it ran on::
 
     PYTHONPATH=$PWD python benchmarks/ladder_analysis.py ZOO/ppocr_v4_cls ZOO/oww_embedding ZOO/magika \\
-        --label after --out benchmarks/results/ladder_analysis.json
+        models/digits_nobn --label after --out benchmarks/results/ladder_analysis.json
 """
 
 from __future__ import annotations
@@ -62,14 +64,17 @@ def _context(config_path: Path, scratch: Path) -> Any:
         task=config.accuracy.task)
 
 
-def _timed(call: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
+def _timed(call: Any) -> tuple[Any, float, float]:
+    """``call()``, its wall seconds and this process's CPU seconds (every thread: ONNX Runtime's pool too); on a
+    shared machine the CPU seconds move less with the other load."""
+    wall, cpu = time.perf_counter(), time.process_time()
     value = call()
-    return value, round(time.perf_counter() - start, 2)
+    return value, round(time.perf_counter() - wall, 2), round(time.process_time() - cpu, 2)
 
 
 def measure(config_path: Path) -> dict[str, Any]:
     """One model's analysis seconds and decisions (see the module docstring)."""
+    from edgepipe.quantize.ladder import score
     from edgepipe.quantize.node_damage import measure_node_damage
     from edgepipe.quantize.report import worst_layers
     from edgepipe.quantize.sensitivity import measure_sensitivity
@@ -79,17 +84,20 @@ def measure(config_path: Path) -> dict[str, Any]:
         context = _context(config_path, Path(tmp))
         recipe = context.settings.start
         context.best_recipe = {"onnx": recipe}
-        _, sensitivity_s = _timed(lambda: measure_sensitivity(context))
-        damage, damage_s = _timed(lambda: measure_node_damage(context, recipe))
-        mixed, mixed_s = _timed(lambda: mixed_step(context))
-    selection = mixed.outcome.selection if mixed.outcome.selection else {}
+        _, sensitivity_s, sensitivity_cpu_s = _timed(lambda: measure_sensitivity(context))
+        damage, damage_s, damage_cpu_s = _timed(lambda: measure_node_damage(context, recipe))
+        mixed, mixed_s, mixed_cpu_s = _timed(lambda: mixed_step(context))
+        if mixed.artifacts:
+            mixed = score(context, mixed)
     return {
         "model": config_path.parent.name,
         "decided_on": context.describe_decisions(),
         "sensitivity_s": sensitivity_s,
+        "sensitivity_cpu_s": sensitivity_cpu_s,
         "node_damage_s": damage_s,
-        "analysis_s": round(sensitivity_s + damage_s, 2),
+        "node_damage_cpu_s": damage_cpu_s,
         "mixed_step_s": mixed_s,
+        "mixed_step_cpu_s": mixed_cpu_s,
         "layers": len(context.sensitivity),
         "isolated_measured": any(r.isolated_sqnr_db is not None for r in context.sensitivity),
         "most_sensitive": [r.layer for r in worst_layers(context.sensitivity, 5)],
@@ -97,7 +105,9 @@ def measure(config_path: Path) -> dict[str, Any]:
         "nodes_hurting": [d.node for d in damage if d.hurts][:10],
         "mixed_recipe": mixed.outcome.recipe.get("onnx"),
         "mixed_kept": [k.layer for k in mixed.outcome.kept_layers.get("onnx", [])],
-        "mixed_held": bool(selection) and all(s.met for s in selection.values()),
+        "mixed_held": mixed.outcome.status == "met",
+        "mixed_selection": {f: [s.min_cosine, s.min_sqnr_db, s.flips_points]
+                            for f, s in mixed.outcome.selection.items()},
     }
 
 
@@ -123,6 +133,7 @@ def main() -> None:
     parser.add_argument("models", nargs="+", type=Path, help="prepared zoo model folders (with edgepipe.toml)")
     parser.add_argument("--label", required=True, help="name of this run (e.g. before, after)")
     parser.add_argument("--out", type=Path, help="JSON file to merge this run into")
+    parser.add_argument("--commit", help="the edgepipe commit measured (default: this checkout's HEAD)")
     args = parser.parse_args()
     rows = []
     for folder in args.models:
@@ -133,7 +144,8 @@ def main() -> None:
         return
     document = json.loads(args.out.read_text()) if args.out.is_file() else {"runs": {}}
     document["cpu"] = cpu_name()
-    document["runs"][args.label] = {"commit": commit(), "command": " ".join(sys.argv), "models": rows}
+    document["runs"][args.label] = {"commit": args.commit or commit(), "command": " ".join(sys.argv),
+                                    "models": rows}
     args.out.write_text(json.dumps(document, indent=2) + "\n")
 
 

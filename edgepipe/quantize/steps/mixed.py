@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from edgepipe.metrics.parts import has_small_range_channels
@@ -84,13 +85,18 @@ class _Search:
         return (f"{what}: {flips}cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, "
                 f"SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB{missed}")
 
-    def search(self, rankings: dict[LayerPrecision, list[NodeGroup]]) -> None:
-        """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8."""
-        cut = {precision: self._cut(precision, ranked) for precision, ranked in rankings.items()}
+    def search(self, rankings: dict[LayerPrecision, Callable[[], list[NodeGroup]]]) -> None:
+        """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8.
+
+        A precision's ranking is made when the search first reaches it: when a cheaper precision already holds,
+        the dearer one's ranking (float: the node-damage measurement) is never made."""
         if self.holds:
             return
+        cut: dict[LayerPrecision, list[str]] = {}
         best: tuple[Fidelity, QuantRecipe] | None = None
         for precision in self.precisions:
+            if precision in rankings:
+                cut[precision] = self._cut(precision, rankings[precision]())
             nodes = cut.get(precision, [])
             if not nodes:
                 continue
@@ -200,7 +206,7 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     measured = _ranked_layers(context, fmt)
     if fmt != "onnx":  # single layers in float only; int16 for the whole model (:meth:`_Search._whole_model`)
         search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * len(measured))))
-        search.search({p: measured for p in precisions if p == "float"})
+        search.search({p: lambda: measured for p in precisions if p == "float"})
         return search, len(measured)
     prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
     # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
@@ -209,14 +215,23 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     joins = output_joins(prepared, _mixed_range_outputs(context))
     nodes = quantizable_nodes(prepared)
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-    rankings = {p: joins + (measured + suspects if isolated else suspects + measured) for p in precisions}
-    if "float" in precisions and not search.holds and not context.out_of_time("mixed onnx: node damage not measured"):
-        damage = [d for d in measure_node_damage(context, search.start) if d.hurts]
-        if damage:
-            rankings["float"] = joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)",
-                                                   (d.node,)) for d in damage]
+    structural = joins + (measured + suspects if isolated else suspects + measured)
+    rankings: dict[LayerPrecision, Callable[[], list[NodeGroup]]] = {p: lambda: structural for p in precisions}
+    if "float" in precisions:
+        rankings["float"] = lambda: _by_damage(context, search.start, joins) or structural
     search.search(rankings)
     return search, nodes
+
+
+def _by_damage(context: LadderContext, recipe: QuantRecipe, joins: list[NodeGroup]) -> list[NodeGroup]:
+    """The float ranking: ``joins``, then the nodes whose int8 alone hurts, most damaging first (:mod:`..node_damage`);
+    empty when nothing was measured (the time budget spent, or too many nodes)."""
+    if context.out_of_time("mixed onnx: node damage not measured"):
+        return []
+    damage = [d for d in measure_node_damage(context, recipe) if d.hurts]
+    if not damage:
+        return []
+    return joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)", (d.node,)) for d in damage]
 
 
 def _mixed_range_outputs(context: LadderContext) -> list[str]:
