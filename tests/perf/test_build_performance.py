@@ -18,10 +18,16 @@ def test_host_build_report_has_energy_and_deployment_artifact(reference_build):
     assert performance["estimator"] == "cost-model" and performance["artifact"] == "model.onnx"
     assert {f["artifact"] for f in performance["int8_forms"]} >= {"model_int8.onnx", "model_int8.tflite",
                                                                   "model_int8_qdq_u8.onnx"}
-    assert performance["deployment_artifact"] in {f["artifact"] for f in performance["int8_forms"]}
+    candidates = performance["deployment_candidates"]
+    assert {c["artifact"] for c in candidates} >= {"model.onnx", "model.tflite", "model_int8.onnx"}
+    assert [c["p50_ms"] for c in candidates] == sorted(c["p50_ms"] for c in candidates)
+    deployed = performance["deployment_artifact"]
+    assert deployed == next(c["artifact"] for c in candidates if c["faithful"])  # the fastest faithful form
+    assert next(c for c in candidates if c["artifact"] == "model.onnx")["faithful"]  # the reference
+    assert performance["host_cpu"]["architecture"] and isinstance(performance["host_cpu"]["features"], list)
     mode = performance["modes"][0]
     assert mode["energy_mj"] > 0 and mode["inferences_per_j"] == pytest.approx(1000 / mode["energy_mj"])
-    energy = [note for note in performance["notes"] if note.startswith("energy (model estimate): model_int8")]
+    energy = [note for note in performance["notes"] if note.startswith(f"energy (model estimate): {deployed}")]
     assert len(energy) == 1 and "measured p50" in energy[0] and "the power is not measured" in energy[0]
     assert "Performance on host-cpu" in (folder / "report.md").read_text()
 
