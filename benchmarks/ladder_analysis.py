@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -112,12 +111,10 @@ def measure(config_path: Path) -> dict[str, Any]:
 
 
 def cpu_name() -> str:
-    """The CPU model and logical CPU count of this machine."""
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.lower().startswith("model name")), platform.processor() or platform.machine())
-    import os
+    """This machine's CPU and the features that decide int8 speed (:mod:`edgepipe.latency.cpu_features`)."""
+    from edgepipe.latency.cpu_features import host_cpu
 
-    return f"{model}, {os.cpu_count()} logical CPUs"
+    return host_cpu().summary()
 
 
 def commit() -> str:

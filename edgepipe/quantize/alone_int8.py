@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
+from edgepipe.quantize.ladder_context import DECISION_THREADS
 from edgepipe.quantize.qdq_float_nodes import keep_nodes_float
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ def outputs_alone(node: str, base: onnx.ModelProto, prepared: onnx.ModelProto, c
                   path: Path, data: Dataset) -> ModelOutputs:
     """The outputs on ``data`` of ``base`` with every int8 node of ``candidates`` but ``node`` made float (the try
     is saved at ``path``)."""
-    import onnx
-
     model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
-    onnx.save(model, str(path))
-    return run_outputs(path, data)
+    path.write_bytes(model.SerializeToString())  # weights inline: a try is as small as the model it edits
+    return run_outputs(path, data, threads=DECISION_THREADS)

@@ -36,6 +36,12 @@ from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutco
 from edgepipe.quantize.vendor_check import CandidateCompile
 
 SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
+#: Intra-op threads of every run the ladder decides on (candidates, float references, per-node tries). The ladder
+#: opens a session per candidate and runs it on a few samples: a runtime's thread pool costs more to start and
+#: spin than it saves there (a small classifier's try: 76 ms of CPU with ONNX Runtime's default pool on a 2-core
+#: host, 32 ms with one thread), and the outputs are the same bit for bit (checked on the zoo's ONNX and TFLite
+#: models, float and int8).
+DECISION_THREADS = 1
 
 #: How candidates compare (smaller is better): see :func:`selection_rank`.
 Rank = tuple[int, int, float, float]
@@ -251,13 +257,13 @@ class LadderContext:
     def float_outputs(self, fmt: str) -> ModelOutputs:
         """The float ``fmt`` model's outputs on the decision split (run once)."""
         if fmt not in self.float_selection:
-            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset())
+            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset(), threads=DECISION_THREADS)
         return self.float_selection[fmt]
 
     def fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split."""
         subset = self._subset()
-        reference, got = self.float_outputs(fmt), run_outputs(path, subset)
+        reference, got = self.float_outputs(fmt), run_outputs(path, subset, threads=DECISION_THREADS)
         score = self.label_free(reference, got)
         failures = score.failures
         if subset.labels is None:

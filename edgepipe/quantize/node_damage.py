@@ -29,7 +29,7 @@ from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
 from edgepipe.metrics.similarity import SQNR_CAP_DB
 from edgepipe.quantize.alone_int8 import outputs_alone
-from edgepipe.quantize.ladder_context import LadderContext
+from edgepipe.quantize.ladder_context import DECISION_THREADS, LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
@@ -125,7 +125,7 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
         if ranked < len(candidates):
             log.info("node damage: the first %d of %d nodes are ranked (modelled %.1f s a try, budget %.0f s)",
                      ranked, len(candidates), try_cost(*cost, count), RANKING_BUDGET_S)
-        reference = run_outputs(float_path, subset)
+        reference = run_outputs(float_path, subset, threads=DECISION_THREADS)
         damage = [alone(node, subset, reference) for node in candidates[:ranked]]
     log.info("int8 damage of %d nodes alone measured in %.1f s on %d samples", len(damage), time.monotonic() - start,
              len(subset))

@@ -20,6 +20,7 @@ from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import run_outputs
 from edgepipe.metrics.similarity import cosine, sqnr_db
 from edgepipe.quantize.alone_int8 import outputs_alone
+from edgepipe.quantize.ladder_context import DECISION_THREADS
 from edgepipe.quantize.onnx_qdq import calibration_reader, graph_inputs, mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import quantized_nodes
 from edgepipe.quantize.quantized_once import QuantizationMemo
@@ -129,7 +130,7 @@ def _isolated(rows: list[LayerSensitivity], float_path: Path, calibration: Datas
     base = onnx.load(str(mixed_base(float_path, calibration, recipe, scratch, memo=memo)))
     prepared = onnx.load(str(prepared_path))
     candidates = quantized_nodes(base)
-    reference = run_outputs(prepared_path, subset).arrays[0]
+    reference = run_outputs(prepared_path, subset, threads=DECISION_THREADS).arrays[0]
     for row in rows:
         if row.layer not in candidates:  # not quantized in this recipe: nothing to isolate
             continue
