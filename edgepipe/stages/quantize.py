@@ -27,6 +27,7 @@ from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.quantize.settings import ladder_settings
+from edgepipe.quantize.vendor_check import VendorCheck
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.evaluate import thresholds_of
 from edgepipe.stages.inputs import BuildInputs
@@ -96,7 +97,6 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
             config: BuildConfig) -> tuple[list[Artifact], QuantizationReport]:
     from edgepipe.quantize.ladder import LadderContext, run_ladder
     from edgepipe.quantize.settings import ladder_settings, optional_split, prepare_float_onnx
-    from edgepipe.quantize.vendor_check import VendorCheck
     from edgepipe.stages.evaluate import thresholds_of
 
     assert inputs.calibration is not None and inputs.evaluation is not None
@@ -181,5 +181,6 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite
 
-        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages, _widen(inputs, config))
+        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages, _widen(inputs, config),
+                                               VendorCheck.of(inputs.targets, scratch / "vendor"))
     return quantized, report
