@@ -134,17 +134,22 @@ def test_onnx_build_for_two_targets_runs_onnx2tf_once(reference_build, reference
         assert {"model.tflite", "model_int8.tflite"} <= {a["path"] for a in report["artifacts"]}, target
 
 
-def test_no_faithful_int8_form_is_said_in_words(tmp_path):
+def test_no_faithful_form_is_said_in_words(tmp_path):
     """Seen on a held-out audio model: every int8 form missed cosine 0.99 and report.md said `None`."""
     from edgepipe.perf.render import render_performance_markdown
     from edgepipe.perf.report import Int8Form
+    from edgepipe.quantize.host.fastest import DeploymentCandidate
     from tests.quantize.models import shared_bias
 
     report = predict(shared_bias(tmp_path / "model.onnx", [1, 3, 8, 8]), load_profile("host-cpu"))
     form = Int8Form(artifact="model_int8_qoperator.onnx", runtime="onnxruntime", p50_ms=2.0, p90_ms=3.0,
                     ratio_to_fp32=1.2, output_cosine=0.95)
-    text = "\n".join(render_performance_markdown(report.model_copy(update={"int8_forms": [form]})))
-    assert "`None`" not in text and "none (no int8 form reaches output cosine 0.99" in text
+    candidate = DeploymentCandidate(artifact=form.artifact, precision="int8", runtime="onnxruntime", p50_ms=2.0,
+                                    ratio_to_fastest_fp32=None, faithful=False, evidence="cosine 0.95 < 0.99")
+    update = {"int8_forms": [form], "deployment_candidates": [candidate]}
+    text = "\n".join(render_performance_markdown(report.model_copy(update=update)))
+    assert "`None`" not in text and "Deployment artifact (fastest faithful form on this host): none" in text
+    assert "| model_int8_qoperator.onnx | int8 | onnxruntime | 2 | – | no | cosine 0.95 < 0.99 |" in text
 
 
 def test_vela_on_a_float_tflite_falls_back_to_the_cost_model(tmp_path):
