@@ -27,6 +27,7 @@ from edgepipe.data.dataset import Dataset, load_dataset
 from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.load import load_model
 from edgepipe.quantize import node_damage
+from edgepipe.quantize.alone_int8 import outputs_alone
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
@@ -57,10 +58,10 @@ def measure(folder: Path, tries: int, scratch: Path) -> dict[str, float]:
                              "macs": sum(n.macs for n in read_onnx(float_path).nodes)}
     for samples in (1, node_damage.RANKING_SAMPLES):
         subset = _first(data, samples)
-        node_damage.outputs_with_only(candidates[0], base, prepared, candidates, scratch / "try.onnx", subset)
+        outputs_alone(candidates[0], base, prepared, candidates, scratch / "try.onnx", subset)
         start = time.perf_counter()
         for node in candidates[1:tries + 1]:
-            node_damage.outputs_with_only(node, base, prepared, candidates, scratch / "try.onnx", subset)
+            outputs_alone(node, base, prepared, candidates, scratch / "try.onnx", subset)
         row[f"s{samples}"] = (time.perf_counter() - start) / min(tries, len(candidates) - 1)
     return row
 

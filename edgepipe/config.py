@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -177,6 +177,11 @@ class QuantizationConfig(_Strict):
     sensitivity: Literal["auto", "always"] = Field(
         "auto", description="Per-layer sensitivity: 'auto' only when the ladder needs it (mixed precision, or "
                             "no step met the threshold); 'always' also when plain PTQ already met it.")
+    time_budget_s: float = Field(
+        600.0, gt=0.0, le=86400.0,
+        description="Wall-clock seconds the whole ladder may take (a clock, unlike qat_budget_s): checked between "
+                    "steps and between the tries inside a step; when it is spent the build keeps the best result "
+                    "so far and the report lists what did not run. Step (a) always runs.")
 
 
 class BuildConfig(_Strict):
@@ -228,9 +233,11 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     for part in loc:
         field = model.model_fields.get(str(part))
         annotation = getattr(field, "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        # an optional table (``Quantization | None``) is that table
+        tables = [a for a in (annotation, *get_args(annotation)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not tables:
             break
-        model = annotation
+        model = tables[0]
     return sorted(model.model_fields)
 
 

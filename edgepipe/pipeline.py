@@ -164,7 +164,7 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
                                      config.accuracy.min_cosine if config.accuracy.gate else None)
     accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=forms)
     latency = latency_stage(inputs, artifacts + forms, config, stages)
-    measured = host_measurement(inputs, cosine, latency, config.latency.threads)
+    measured = host_measurement(inputs, cosine, latency, config.latency.threads, accuracy, artifacts + forms)
     for target in inputs.targets:
         with stages.stage(f"report:{target.name}"), StagingFolder(root / target.name) as staged:
             assert staged.path is not None

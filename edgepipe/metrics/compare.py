@@ -67,12 +67,14 @@ class ModelOutputs:
         return [n for i, n in enumerate(self.names) if i not in matched and n not in tolerated]
 
 
-def run_outputs(path: Path, dataset: Dataset, limit: int | None = None, *, host: bool = False) -> ModelOutputs:
+def run_outputs(path: Path, dataset: Dataset, limit: int | None = None, *, host: bool = False,
+                threads: int | None = None) -> ModelOutputs:
     """All outputs of the model at ``path`` for the first ``limit`` samples of ``dataset``, stacked.
 
     Int8 ONNX runs with exact integer semantics (what NPUs compute), or with ``host`` as this machine's
-    ONNX Runtime runs it by default (its fused int8 kernels: what host-cpu deploys)."""
-    with open_runner(path, reference_int8=not host) as runner:
+    ONNX Runtime runs it by default (its fused int8 kernels: what host-cpu deploys). ``threads``: the runtime's
+    intra-op threads (None: its default)."""
+    with open_runner(path, threads=threads, reference_int8=not host) as runner:
         names = [spec.name for spec in runner.signature.outputs]
         per_sample = [runner.infer(sample) for sample in dataset.samples(limit)]
     arrays = [np.concatenate([np.asarray(outs[i], np.float32).reshape(1, -1) if outs[i].ndim == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from edgepipe.perf.report import PerformanceReport
-from edgepipe.quantize.host.forms import MIN_COSINE
 
 
 def render_performance_markdown(report: PerformanceReport) -> list[str]:
@@ -35,8 +34,16 @@ def render_performance_markdown(report: PerformanceReport) -> list[str]:
             cosine = " / ".join("–" if c is None else f"{c:.4f}" for c in (form.output_cosine, form.reference_cosine))
             lines.append(f"| {form.artifact} | {form.runtime} | {form.p50_ms:.4g} | {form.p90_ms:.4g} | {ratio} | "
                          f"{cosine} | {form.kind} | {'; '.join(form.slow_ops[:3])} |")
-        chosen = f"`{report.deployment_artifact}`" if report.deployment_artifact else \
-            f"none (no int8 form reaches output cosine {MIN_COSINE:g} with the float model)"
-        lines += ["", f"Deployment artifact (fastest int8 form here): {chosen}"]
+    if report.deployment_candidates:
+        lines += ["", "| deployable form | precision | runtime | p50 (ms) | ÷ fastest fp32 | faithful on this host "
+                      "| evidence |", "|---|---|---|---|---|---|---|"]
+        for c in report.deployment_candidates:
+            ratio = "–" if c.ratio_to_fastest_fp32 is None else f"{c.ratio_to_fastest_fp32:.2f}×"
+            lines.append(f"| {c.artifact} | {c.precision} | {c.runtime} | {c.p50_ms:.4g} | {ratio} | "
+                         f"{'yes' if c.faithful else 'no'} | {c.evidence} |")
+        chosen = f"`{report.deployment_artifact}`" if report.deployment_artifact else "none (no form is faithful)"
+        lines += ["", f"Deployment artifact (fastest faithful form on this host): {chosen}"]
+    if report.host_cpu is not None:
+        lines += ["", f"Host CPU: {report.host_cpu.summary()}."]
     lines += [f"- {note}" for note in report.notes]
     return [*lines, ""]

@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from edgepipe.figures import MODEL_ESTIMATE, VENDOR_ESTIMATE, FigureKind
-from edgepipe.quantize.host.fastest import Int8Form
+from edgepipe.latency.cpu_features import HostCpu
+from edgepipe.quantize.host.fastest import DeploymentCandidate, Int8Form
 
 
 class _Record(BaseModel):
@@ -97,5 +98,10 @@ class PerformanceReport(_Record):
     delegate: DelegateEstimate | None = None
     vela: VelaComparison | None = None
     int8_forms: list[Int8Form] = Field(default_factory=list)
-    deployment_artifact: str | None = Field(None, description="host-cpu: the fastest int8 form on this host.")
+    deployment_candidates: list[DeploymentCandidate] = Field(
+        default_factory=list, description="host-cpu: every fp32 and int8 form timed on this host, fastest first.")
+    deployment_artifact: str | None = Field(None, description="host-cpu: the fastest faithful form on this host "
+                                                              "(fp32 when no faithful int8 form is faster).")
+    host_cpu: HostCpu | None = Field(None, description="host-cpu: the CPU the forms were timed on, with the "
+                                                       "features that decide int8 and fp16 speed.")
     notes: list[str] = Field(default_factory=list)

@@ -13,12 +13,11 @@ Every step's outcome, and why it ran, goes into the
 from __future__ import annotations
 
 import logging
-import time
 
 from edgepipe.artifacts import Artifact
 from edgepipe.metrics.accuracy import evaluate_top1
-from edgepipe.quantize.ladder_context import Fidelity, LadderContext, LadderSettings, StepResult
-from edgepipe.quantize.report import QuantizationReport, worst_layers
+from edgepipe.quantize.ladder_context import Fidelity, LadderContext, LadderSettings, StepResult, selection_rank
+from edgepipe.quantize.report import QuantizationReport, StepOutcome, worst_layers
 from edgepipe.quantize.sensitivity import measure_sensitivity
 from edgepipe.quantize.steps import LADDER_STEPS
 
@@ -59,28 +58,52 @@ def _shortfall(result: StepResult) -> str:
     return f"{result.outcome.step} missed on the selection split: " + "; ".join(parts)
 
 
-def _rank(result: StepResult) -> tuple[int, float, float]:
-    """Sort key of kept candidates (smaller is better), from the selection split only."""
-    scores = list(result.outcome.selection.values())
-    drop = max((s.flips_points for s in scores if s.flips_points is not None), default=0.0)
-    return (sum(not s.met for s in scores), drop, -min((s.min_cosine for s in scores), default=-1.0))
-
-
-def _final(results: list[StepResult]) -> StepResult | None:
-    """The step whose artifacts are kept: the first that held on the selection split, else the best there."""
+def kept_step(results: list[StepResult]) -> StepResult | None:
+    """The step whose artifacts are kept: the first that held on the selection split, else the best there by
+    :func:`~edgepipe.quantize.ladder_context.selection_rank` (the earlier step on a tie)."""
     tried = [r for r in results if r.artifacts]
     met = [r for r in tried if r.outcome.status == "met"]
     if met:
         return met[0]
-    return min(tried, key=_rank, default=None)
+    return min(tried, key=lambda r: selection_rank(r.outcome.selection.values()), default=None)
 
 
 def _still_sensitive(context: LadderContext, count: int = 5) -> list[str]:
     return [f"{row.format}:{row.layer}" for row in worst_layers(context.sensitivity, count)]
 
 
+def _compile_mixed(context: LadderContext, result: StepResult, int8: dict[str, Artifact]) -> None:
+    """A step's mixed-precision artifacts through the vendor compilers that must take them, beside the plain int8
+    artifacts ``int8`` (:mod:`~edgepipe.quantize.vendor_check`); a step with one refused is not kept."""
+    if context.vendor_check is None:
+        return
+    refused = False
+    for fmt, artifact in result.artifacts.items():
+        if artifact.precision != "mixed":
+            continue
+        for compiled in context.vendor_check(artifact, int8.get(fmt)):
+            result.outcome.vendor_compile.append(compiled.line(artifact))
+            refused = refused or compiled.refused
+    if refused:
+        result.outcome.status = "missed"
+        result.outcome.note = "; ".join(filter(None, [result.outcome.note, "not kept: the vendor compiler refused "
+                                                      "its mixed-precision model (vendor_compile)"]))
+        result.artifacts.clear()
+
+
+def _not_run(context: LadderContext, name: str) -> StepResult:
+    """The outcome of a step the time budget left no room for."""
+    context.out_of_time(f"step {name} not run")
+    return StepResult(StepOutcome(step=name, title=name, status="skipped", note=context.unfinished[-1]))
+
+
 def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationReport]:
-    """Walk the ladder; returns the kept quantized artifacts and the decision trail."""
+    """Walk the ladder within its time budget; returns the kept quantized artifacts and the decision trail.
+
+    When the budget (``quantization.time_budget_s``) is spent, the steps left are not run and the best attempt
+    so far is kept; the report lists what was left undone.
+    """
+    context.start_clock()
     if context.evaluation is not None and context.evaluation.labels is not None:
         context.float_accuracy = {f: evaluate_top1(p, context.evaluation) for f, p in context.floats.items()
                                   if f in context.formats}
@@ -89,25 +112,32 @@ def run_ladder(context: LadderContext) -> tuple[list[Artifact], QuantizationRepo
     for name, step in LADDER_STEPS:
         if name not in context.settings.steps:
             continue
-        start = time.perf_counter()
+        if results and context.out_of_time():
+            results.append(_not_run(context, name))
+            continue
+        start = context.clock()
         result = step(context)
         result.outcome.why = why
         if result.artifacts:
             result = score(context, result)
             why = _shortfall(result)
-        result.outcome.seconds = round(time.perf_counter() - start, 3)
+            _compile_mixed(context, result, results[0].artifacts if results else {})
+        result.outcome.seconds = round(context.clock() - start, 3)
         log.info("ladder step %s: %s (%s)", name, result.outcome.status, result.outcome.why)
         results.append(result)
         if result.outcome.status == "met":
             break
-    final = _final(results)
+    final = kept_step(results)
     met = final is not None and final.outcome.status == "met"
-    if not context.sensitivity and (not met or context.settings.sensitivity == "always"):
+    wanted = not context.sensitivity and (not met or context.settings.sensitivity == "always")
+    if wanted and not context.out_of_time("per-layer sensitivity not measured"):
         measure_sensitivity(context)
     report = QuantizationReport(
         threshold_points=context.threshold, metric="top1" if context.labelled else "label_free",
         decided_on=context.describe_decisions(), preparation=list(context.preparation), met=met,
         final_step=final.outcome.step if final else None, allowed_precisions=list(context.settings.precisions),
         steps=[r.outcome for r in results], sensitivity_recipe=context.sensitivity_recipe,
-        sensitivity=context.sensitivity, still_sensitive=[] if met else _still_sensitive(context))
+        sensitivity=context.sensitivity, still_sensitive=[] if met else _still_sensitive(context),
+        time_budget_s=context.settings.time_budget_s, seconds=round(context.seconds_used, 3),
+        unfinished=list(context.unfinished))
     return (list(final.artifacts.values()) if final else []), report

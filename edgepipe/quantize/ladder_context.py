@@ -14,6 +14,8 @@ The evaluation split never takes part: it judges the kept result only.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,8 +33,33 @@ from edgepipe.metrics.task_plan import TaskPlan, plan_tasks, task_failure
 from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
+from edgepipe.quantize.vendor_check import CandidateCompile
 
 SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
+#: Intra-op threads of every run the ladder decides on (candidates, float references, per-node tries). The ladder
+#: opens a session per candidate and runs it on a few samples: a runtime's thread pool costs more to start and
+#: spin than it saves there (a small classifier's try: 76 ms of CPU with ONNX Runtime's default pool on a 2-core
+#: host, 32 ms with one thread), and the outputs are the same bit for bit (checked on the zoo's ONNX and TFLite
+#: models, float and int8).
+DECISION_THREADS = 1
+
+#: How candidates compare (smaller is better): see :func:`selection_rank`.
+Rank = tuple[int, int, float, float]
+
+
+def selection_rank(scores: Iterable[SelectionScore]) -> Rank:
+    """How good a candidate is on the selection split, over its formats (smaller is better): formats that miss
+    the stopping rule, then label-free thresholds missed, then the lowest cosine, then the lowest SQNR.
+
+    The one ranking of the ladder: between the settings of a step, the tries of mixed precision and the steps
+    themselves (the best attempt when none holds). Top-1 counts only decide whether a candidate holds: on a
+    split of a few hundred samples they move by whole samples (0.5 points each on 197), so between candidates
+    that all hold or all miss they rank by chance, while the outputs' cosine and SQNR over the same samples are
+    continuous and stable from one split to another.
+    """
+    scores = list(scores)
+    return (sum(not s.met for s in scores), sum(len(s.failures) for s in scores),
+            -min((s.min_cosine for s in scores), default=-1.0), -min((s.min_sqnr_db for s in scores), default=-200.0))
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,11 @@ class LadderSettings:
     #: Selection samples each candidate is scored on at most when label-free (it keeps every output);
     #: a labelled selection split is always used whole.
     selection_samples: int = 64
+    #: Wall-clock seconds the ladder may take (checked between steps and between the tries inside a step).
+    time_budget_s: float = 600.0
+    #: The vendor compilers that must take a mixed-precision result before it is kept (one label per target that
+    #: accepts no CPU fallback and has its compiler installed: :mod:`edgepipe.quantize.vendor_check`).
+    compile_with: tuple[str, ...] = ()
 
     @property
     def start(self) -> QuantRecipe:
@@ -76,13 +108,6 @@ class Fidelity:
     failures: tuple[str, ...] = ()
     accuracy: float | None = None
     flips_points: float | None = None
-
-    def better_than(self, other: Fidelity) -> bool:
-        """Labelled: fewer top-1 flips, then higher SQNR. Label-free: fewer misses, higher cosine, higher SQNR."""
-        if self.flips_points is not None and other.flips_points is not None:
-            return (self.flips_points, -self.sqnr_db) < (other.flips_points, -other.sqnr_db)
-        return (len(self.failures), -self.cosine, -self.sqnr_db) < (len(other.failures), -other.cosine,
-                                                                     -other.sqnr_db)
 
 
 @dataclass
@@ -114,6 +139,30 @@ class LadderContext:
     #: The task-level check (``[accuracy.task]``), planned from the float outputs of the decision split.
     task: TaskConfig = field(default_factory=TaskConfig)
     task_plans: dict[tuple[object, ...], list[TaskPlan]] = field(default_factory=dict)
+    #: Seconds from an arbitrary origin (tests inject their own); the ladder's time budget reads it.
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None
+    #: What the time budget left undone: a step not run, a search cut short; one line each, for the report.
+    unfinished: list[str] = field(default_factory=list)
+    #: Compiles a mixed-precision candidate with the vendor compilers of ``settings.compile_with``.
+    vendor_check: Callable[[Artifact, Artifact | None], list[CandidateCompile]] | None = None
+
+    def start_clock(self) -> None:
+        self.started = self.clock()
+
+    @property
+    def seconds_used(self) -> float:
+        """Seconds since :meth:`start_clock` (0 before it)."""
+        return 0.0 if self.started is None else self.clock() - self.started
+
+    def out_of_time(self, what: str | None = None) -> bool:
+        """True when the ladder's time budget (``quantization.time_budget_s``) is spent; then ``what`` (a step, a
+        search) is recorded in :attr:`unfinished` as not done for that reason."""
+        spent = self.started is not None and self.seconds_used >= self.settings.time_budget_s
+        if spent and what is not None:
+            self.unfinished.append(f"{what}: the time budget of {self.settings.time_budget_s:g} s "
+                                   f"(quantization.time_budget_s) was spent after {self.seconds_used:.0f} s")
+        return spent
 
     @property
     def decision_thresholds(self) -> Thresholds:
@@ -208,13 +257,13 @@ class LadderContext:
     def float_outputs(self, fmt: str) -> ModelOutputs:
         """The float ``fmt`` model's outputs on the decision split (run once)."""
         if fmt not in self.float_selection:
-            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset())
+            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset(), threads=DECISION_THREADS)
         return self.float_selection[fmt]
 
     def fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split."""
         subset = self._subset()
-        reference, got = self.float_outputs(fmt), run_outputs(path, subset)
+        reference, got = self.float_outputs(fmt), run_outputs(path, subset, threads=DECISION_THREADS)
         score = self.label_free(reference, got)
         failures = score.failures
         if subset.labels is None:
@@ -238,6 +287,11 @@ class LadderContext:
         if score.flips_points is not None:
             return score.flips_points <= self.threshold + 1e-9
         return not score.failures
+
+    def better(self, fmt: str, score: Fidelity, than: Fidelity | None) -> bool:
+        """True when ``score`` ranks above ``than`` (None: anything does) by :func:`selection_rank`."""
+        return than is None or (selection_rank([self.selection_score(fmt, score)])
+                                < selection_rank([self.selection_score(fmt, than)]))
 
     def selection_score(self, fmt: str, score: Fidelity) -> SelectionScore:
         """The report record of ``score``."""

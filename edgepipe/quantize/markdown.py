@@ -52,6 +52,10 @@ def render_quantization(report: QuantizationReport) -> list[str]:
              f"Decisions read only the {report.decided_on or 'selection split'}; the evaluation split judges "
              "the kept result.", "", f"Allowed precisions: {', '.join(report.allowed_precisions)}.", ""]
     lines += [f"- preparation: {note}" for note in report.preparation] + ([""] if report.preparation else [])
+    if report.unfinished:
+        lines += [f"Time budget spent ({num(report.seconds, '.0f')} s of {num(report.time_budget_s, 'g')} s, "
+                  "quantization.time_budget_s): the kept result is the best of what ran; not done:", ""]
+        lines += [f"- {line}" for line in report.unfinished] + [""]
     lines += ["| step | outcome | setting | selection split | evaluation accuracy | evaluation drop (points) "
               "| size (bytes) | layers kept higher | time (s) | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_step_row(step) for step in report.steps]

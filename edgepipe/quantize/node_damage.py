@@ -28,13 +28,14 @@ from edgepipe.data.dataset import Dataset
 from edgepipe.graph.onnx_reader import read_onnx
 from edgepipe.metrics.compare import ModelOutputs, run_outputs
 from edgepipe.metrics.similarity import SQNR_CAP_DB
-from edgepipe.quantize.ladder_context import LadderContext
+from edgepipe.quantize.alone_int8 import outputs_alone
+from edgepipe.quantize.ladder_context import DECISION_THREADS, LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
-from edgepipe.quantize.qdq_float_nodes import keep_nodes_float, quantized_nodes
+from edgepipe.quantize.qdq_float_nodes import quantized_nodes
 from edgepipe.quantize.recipe import QuantRecipe
 
 if TYPE_CHECKING:
-    import onnx
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -89,16 +90,6 @@ def _first(dataset: Dataset, count: int) -> Dataset:
     return Dataset(dataset.path, tuple(a[:count] for a in dataset.inputs), labels, dataset.sha256, dataset.whole)
 
 
-def outputs_with_only(node: str, base: onnx.ModelProto, prepared: onnx.ModelProto, candidates: list[str],
-                      path: Path, data: Dataset) -> ModelOutputs:
-    """One try: the outputs on ``data`` of ``base`` with every int8 node but ``node`` made float (saved at ``path``)."""
-    import onnx
-
-    model, _ = keep_nodes_float(base, prepared, [n for n in candidates if n != node])
-    onnx.save(model, str(path))
-    return run_outputs(path, data)
-
-
 def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[NodeDamage]:
     """Every int8 node of ``recipe``'s fully quantized ONNX model, most damaging first (empty when too many)."""
     import onnx
@@ -121,7 +112,7 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
 
         def alone(node: str, data: Dataset, reference: ModelOutputs) -> NodeDamage:
             try:
-                score = context.label_free(reference, outputs_with_only(node, base, prepared, candidates, path, data))
+                score = context.label_free(reference, outputs_alone(node, base, prepared, candidates, path, data))
             except (Fail, InvalidArgument, InvalidGraph, NotImplemented) as exc:  # ORT's optimiser, not the graph
                 log.info("node damage of %s not measured: ONNX Runtime cannot run the try (%s)", node,
                          str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__)
@@ -134,7 +125,7 @@ def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[Nod
         if ranked < len(candidates):
             log.info("node damage: the first %d of %d nodes are ranked (modelled %.1f s a try, budget %.0f s)",
                      ranked, len(candidates), try_cost(*cost, count), RANKING_BUDGET_S)
-        reference = run_outputs(float_path, subset)
+        reference = run_outputs(float_path, subset, threads=DECISION_THREADS)
         damage = [alone(node, subset, reference) for node in candidates[:ranked]]
     log.info("int8 damage of %d nodes alone measured in %.1f s on %d samples", len(damage), time.monotonic() - start,
              len(subset))

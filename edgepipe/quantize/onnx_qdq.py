@@ -174,12 +174,10 @@ def _share_ranges(source: Path, prepared: Path, calibration: Dataset, recipe: Qu
 
 
 def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe: QuantRecipe,
-                  scratch: Path, *, only_nodes: tuple[str, ...] | None = None,
-                  explicit_activations: bool = False, ranges_of: Path | None = None, reuse: bool = True,
-                  memo: QuantizationMemo | None = None) -> Path:
+                  scratch: Path, *, explicit_activations: bool = False, ranges_of: Path | None = None,
+                  reuse: bool = True, memo: QuantizationMemo | None = None) -> Path:
     """Write the QDQ quantized ``float_path`` to ``out_path`` following ``recipe``.
 
-    ``only_nodes`` quantizes just those nodes (sensitivity of one layer in isolation).
     ``explicit_activations`` keeps every Relu/Clip as a node between its QDQ pairs instead of
     letting the QuantizeLinear's range do the clamping (the base that float layers are cut from).
     Activation ranges come from :func:`ranges_cache` once a first run computed them; ``ranges_of``
@@ -192,13 +190,13 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     memo = memo or QuantizationMemo()
-    key = memo.key(float_path, recipe, calibration, (only_nodes, explicit_activations, ranges_of))
+    key = memo.key(float_path, recipe, calibration, (explicit_activations, ranges_of))
     if reuse and memo.reuse(key, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")
     if ranges_of is not None:
         _share_ranges(ranges_of, prepared, calibration, recipe, scratch, memo)
-    if recipe.keep_float and not only_nodes:
+    if recipe.keep_float:
         return _with_float_nodes(float_path, out_path, calibration, recipe, scratch, prepared, memo, key)
     model = onnx.load(str(prepared))
     activation_type = QuantType.QInt8 if recipe.activation_bits == 8 else QuantType.QUInt16
@@ -225,7 +223,6 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
             activation_type=activation_type,
             weight_type=QuantType.QInt8,
             calibrate_method=getattr(CalibrationMethod, _METHODS[recipe.method]),
-            nodes_to_quantize=list(only_nodes) if only_nodes else None,
             extra_options=extra,
             calibration_cache_path=str(ranges_cache(prepared, calibration, recipe, scratch)),
         )

@@ -100,18 +100,28 @@ def _float_graph_outputs(qdq: Any, kept_outputs: set[str], producer: dict[str, A
 
 
 def _drop_unread(qdq: Any) -> None:
-    """Remove nodes whose outputs nothing reads, then initializers nothing reads."""
-    outputs = {v.name for v in qdq.graph.output}
-    while True:
-        read = {name for node in qdq.graph.node for name in node.input} | outputs
-        dead = [node for node in qdq.graph.node if not any(out in read for out in node.output)]
-        if not dead:
-            break
-        for node in dead:
-            qdq.graph.node.remove(node)
-    read = {name for node in qdq.graph.node for name in node.input} | outputs
-    for init in [i for i in qdq.graph.initializer if i.name not in read]:
-        qdq.graph.initializer.remove(init)
+    """Remove nodes whose outputs nothing reads (in the end: nodes no graph output depends on), then initializers
+    nothing reads. One backward pass over the topologically ordered nodes, and one rebuild of each list."""
+    read = {v.name for v in qdq.graph.output}
+    live = []
+    for node in reversed(qdq.graph.node):
+        if any(out in read for out in node.output):
+            live.append(node)
+            read.update(node.input)
+    if len(live) < len(qdq.graph.node):
+        kept = [_copy(node) for node in reversed(live)]
+        del qdq.graph.node[:]
+        qdq.graph.node.extend(kept)
+    initializers = [_copy(init) for init in qdq.graph.initializer if init.name in read]
+    if len(initializers) < len(qdq.graph.initializer):
+        del qdq.graph.initializer[:]
+        qdq.graph.initializer.extend(initializers)
+
+
+def _copy(message: Any) -> Any:
+    copied = type(message)()
+    copied.CopyFrom(message)
+    return copied
 
 
 def keep_nodes_float(qdq: Any, prepared: Any, nodes: Iterable[str]) -> tuple[Any, list[str]]:

@@ -1,14 +1,18 @@
-"""What a quantization run does, as one typed value shared by the ONNX and TFLite paths."""
+"""What a quantization run does, as one typed value shared by the ONNX and TFLite paths.
+
+A layer's precision (:data:`~edgepipe.targets.profile.LayerPrecision`: int8, a16w8, float) is what a target
+profile says it runs, so it is defined there.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from edgepipe.targets.profile import LayerPrecision
+
 CalibrationMethod = Literal["minmax", "percentile", "entropy"]
 Granularity = Literal["per-channel", "per-tensor"]
-#: Precisions a layer can run in: full int8, int16 activations with int8 weights, or float (CPU fallback on an NPU).
-LayerPrecision = Literal["int8", "a16w8", "float"]
 
 METHODS: tuple[CalibrationMethod, ...] = ("minmax", "percentile", "entropy")
 GRANULARITIES: tuple[Granularity, ...] = ("per-channel", "per-tensor")

@@ -95,6 +95,9 @@ class StepOutcome(_Record):
                                                     description="Layers above int8, per format.")
     cost: str = Field("", description="What the higher precision costs on the target (CPU fallback, int16).")
     candidates: list[CandidateScore] = Field(default_factory=list)
+    vendor_compile: list[str] = Field(
+        default_factory=list, description="Vendor compilers run on this step's mixed-precision artifacts before "
+                                          "keeping them (targets without CPU fallback): target, tool, result.")
     seconds: float = Field(0.0, description="Wall time of the step (s).")
 
     @property
@@ -118,6 +121,12 @@ class QuantizationReport(_Record):
     sensitivity: list[LayerSensitivity] = Field(default_factory=list)
     still_sensitive: list[str] = Field(default_factory=list,
                                        description="When no step met the threshold: the most sensitive layers.")
+    time_budget_s: float | None = Field(None, description="Wall-clock seconds the ladder was allowed "
+                                                          "(quantization.time_budget_s).")
+    seconds: float | None = Field(None, description="Wall-clock seconds the ladder took (s).")
+    unfinished: list[str] = Field(default_factory=list,
+                                  description="What the time budget left undone (steps not run, searches cut "
+                                              "short), and why; the kept result is the best of what ran.")
 
     def worst_layers(self, count: int = 10) -> list[LayerSensitivity]:
         """The ``count`` most sensitive layers of all formats (see :func:`worst_layers`)."""

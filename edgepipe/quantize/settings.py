@@ -12,34 +12,39 @@ from edgepipe.data.dataset import Dataset, load_dataset
 from edgepipe.quantize.ladder_context import LadderSettings
 from edgepipe.quantize.onnx_prepare import prepare_onnx
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.vendor_check import compiles_candidates
 from edgepipe.targets.profile import TargetProfile
 
 
 def _target_limits(targets: Iterable[TargetProfile]) -> tuple[set[str], set[str]]:
-    """Precisions and granularities every target runs (profiles without ``[quantization]`` limit nothing)."""
+    """Layer precisions and granularities every target runs (profiles without ``[quantization]`` limit nothing):
+    each profile's :attr:`~edgepipe.targets.profile.Quantization.layer_precisions`; int8 always stays (it is what
+    the ladder starts from)."""
     precisions, granularities = {"int8", "a16w8", "float"}, {"per-channel", "per-tensor"}
     for target in targets:
         spec = target.quantization
         if spec is None:
             continue
-        if "int16" not in spec.activations:
-            precisions.discard("a16w8")
+        precisions &= {"int8", *spec.layer_precisions}
         if not spec.per_channel_weights:
             granularities.discard("per-channel")
     return precisions, granularities
 
 
 def ladder_settings(config: BuildConfig, targets: Iterable[TargetProfile] = ()) -> LadderSettings:
-    """``[quantization]`` of ``config``, narrowed to what every target can run."""
+    """``[quantization]`` of ``config``, narrowed to what every target can run, with the vendor compilers that must
+    take a mixed-precision result (part of the settings, so targets compiled differently never share a ladder)."""
     q = config.quantization
+    targets = tuple(targets)
     precisions, granularities = _target_limits(targets)
     allowed_granularities = tuple(g for g in q.granularities if g in granularities) or ("per-tensor",)
     start = q.granularity if q.granularity in allowed_granularities else allowed_granularities[0]
+    compile_with = tuple(sorted({label for t in targets if (label := compiles_candidates(t)) is not None}))
     return LadderSettings(
         steps=tuple(q.steps), granularity=start, methods=tuple(q.methods), granularities=allowed_granularities,
         precisions=tuple(p for p in q.precisions if p in precisions), mixed_budget=q.mixed_budget,
         qat_epochs=q.qat_epochs, qat_learning_rate=q.qat_learning_rate, qat_budget_s=q.qat_budget_s,
-        sensitivity=getattr(q, "sensitivity", "auto"))
+        sensitivity=q.sensitivity, time_budget_s=q.time_budget_s, compile_with=compile_with)
 
 
 def start_recipe(config: BuildConfig) -> QuantRecipe:

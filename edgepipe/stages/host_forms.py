@@ -14,8 +14,11 @@ from edgepipe.artifacts import Artifact
 from edgepipe.containment import LITERT, ORT_QUANTIZER, contained
 from edgepipe.errors import ToolFailed
 from edgepipe.latency.session import LatencyResult
-from edgepipe.quantize.host.forms import QDQ_U8_NAME, HostMeasurement, form_fidelity, host_forms
+from edgepipe.metrics.compare import reference_of
+from edgepipe.quantize.host.forms import QDQ_U8_NAME, Faithfulness, HostMeasurement, form_fidelity, host_forms
+from edgepipe.report.schema import AccuracyInfo
 from edgepipe.stage_log import StageLog
+from edgepipe.stages.evaluate import Accuracy
 from edgepipe.stages.inputs import BuildInputs
 
 log = logging.getLogger(__name__)
@@ -62,9 +65,57 @@ def host_forms_stage(inputs: BuildInputs, artifacts: list[Artifact], folder: Pat
 
 
 def host_measurement(inputs: BuildInputs, cosine: tuple[dict[str, float], dict[str, float]],
-                     latency: dict[str, LatencyResult], threads: int | None) -> HostMeasurement | None:
+                     latency: dict[str, LatencyResult], threads: int | None, accuracy: Accuracy | None = None,
+                     artifacts: list[Artifact] | None = None) -> HostMeasurement | None:
     """The group's measurement session with each int8 artifact's output cosine, as the host computes it and with
-    exact int8 semantics (host-cpu groups only)."""
+    exact int8 semantics, and whether each of ``artifacts`` passed its accuracy check on this host's arithmetic
+    (host-cpu groups only)."""
     if not needs_host_forms(inputs.targets) or not latency:
         return None
-    return HostMeasurement(latency=latency, cosine=cosine[0], threads=threads, reference_cosine=cosine[1])
+    return HostMeasurement(latency=latency, cosine=cosine[0], threads=threads, reference_cosine=cosine[1],
+                           faithful=host_checks(accuracy, artifacts or []))
+
+
+def host_checks(accuracy: Accuracy | None, artifacts: list[Artifact]) -> dict[str, Faithfulness]:
+    """Per artifact, whether it keeps the model's accuracy as this host computes it (``accuracy.host``: int8 ONNX
+    on this machine's ONNX Runtime kernels; other artifacts on their runtimes): with labels, its format's top-1
+    drop within the threshold (the build's own int8 and converted float artifacts); otherwise, and for host-cpu's
+    extra int8 forms, every label-free threshold met. The float reference is faithful by definition."""
+    if accuracy is None:
+        return {}
+    info = accuracy.host or accuracy.exact
+    reference = reference_of(artifacts)
+    checks: dict[str, Faithfulness] = {}
+    if reference is not None:
+        checks[reference.key] = Faithfulness(True, "the float reference")
+    comparisons = {c.artifact: c for c in (info.label_free.comparisons if info.label_free else [])}
+    primary: dict[str, str] = {}  # each format's first quantized artifact: the build's own (extra forms follow it)
+    for artifact in artifacts:
+        if artifact.precision != "fp32":
+            primary.setdefault(artifact.format, artifact.key)
+    for artifact in artifacts:
+        if artifact.key in checks:
+            continue
+        drop = _top1_drop(info, artifact, primary)
+        if drop is not None:
+            ok = drop <= info.threshold_points + 1e-9
+            checks[artifact.key] = Faithfulness(ok, f"top-1 drop {drop:.2f} points on {info.samples} samples "
+                                                    f"({info.arithmetic}; at most {info.threshold_points:g})")
+        elif artifact.key in comparisons:
+            failures = comparisons[artifact.key].failures
+            checks[artifact.key] = Faithfulness(not failures, failures[0] if failures else
+                                                f"every label-free threshold met ({info.arithmetic})")
+    return checks
+
+
+def _top1_drop(info: AccuracyInfo, artifact: Artifact, primary: dict[str, str]) -> float | None:
+    """The top-1 drop (points) the evaluation recorded for ``artifact``: its format's int8 drop for the build's own
+    int8 artifact of that format, the float drop for a converted float one; None when none was recorded."""
+    if info.metric != "top1" or info.float is None:
+        return None
+    if artifact.precision == "fp32":
+        score = info.float_by_format.get(artifact.format)
+        return None if score is None else round(100 * (info.float - score), 4)
+    if primary.get(artifact.format) == artifact.key:
+        return info.drop_points.get(artifact.format)
+    return None

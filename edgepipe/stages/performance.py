@@ -2,45 +2,50 @@
 
 NPU and GPU targets get the emulated delegate (or, for Ethos-U, Vela's own
 estimate next to it). host-cpu gets the cost model's prediction for the float
-ONNX per mode, and its int8 forms measured against their fp32 originals: the
-fastest becomes the deployment artifact.
+ONNX per mode, and its fp32 and int8 forms measured on this host: the fastest
+faithful one becomes the deployment artifact, with the CPU features that decide it.
 """
 
 from __future__ import annotations
 
 import logging
 
+from edgepipe.latency.cpu_features import host_cpu
 from edgepipe.perf.calibration import effective_performance, is_calibrated
 from edgepipe.perf.power import energy_mj
 from edgepipe.perf.predict import pick_artifact, predict
 from edgepipe.perf.report import PerformanceReport
-from edgepipe.quantize.host.fastest import forms_table
+from edgepipe.quantize.host.fastest import DeploymentCandidate, Int8Form, deployment_choice, forms_table
 from edgepipe.stages.context import TargetContext
 from edgepipe.targets.performance import PerformanceSpec
 
 log = logging.getLogger(__name__)
 
 
-def _host_forms(context: TargetContext, spec: PerformanceSpec) -> tuple[list, str | None]:
-    """The int8-forms table, read from the build's one measurement session (no second timing)."""
+def _host_forms(context: TargetContext) -> tuple[list[Int8Form], list[DeploymentCandidate], str | None]:
+    """The int8-forms table and the deployment choice among every form, read from the build's one measurement
+    session (no second timing)."""
     if context.measured is None:
-        return [], None
+        return [], [], None
     data = context.inputs.calibration
     feed = next(data.samples()) if data is not None else None
     paths = {a.key: a.path for a in context.artifacts}
-    return forms_table(paths, context.measured, feed, {a.key: a.precision for a in context.artifacts})
+    precision: dict[str, str] = {a.key: a.precision for a in context.artifacts}
+    forms, _ = forms_table(paths, context.measured, feed, precision)
+    candidates, chosen = deployment_choice(context.measured, precision)
+    return forms, candidates, chosen
 
 
 def host_performance(context: TargetContext, spec: PerformanceSpec) -> PerformanceReport | None:
     """host-cpu: the cost model per mode (deterministic, so a baseline gate can hold it), plus the measured
-    int8 forms, the fastest as deployment artifact, and its measured energy beside the estimate."""
+    forms, the fastest faithful one as deployment artifact, and its measured energy beside the estimate."""
     float_path = pick_artifact(context.target, [a.path for a in context.artifacts])
     if float_path is None:
         return None
     report = predict(float_path, context.target)
-    forms, fastest = _host_forms(context, spec)
+    forms, candidates, fastest = _host_forms(context)
     notes = list(report.notes)
-    chosen = next((f for f in forms if f.artifact == fastest), None)
+    chosen = next((c for c in candidates if c.artifact == fastest), None)
     if chosen is not None:
         mode = spec.mode()
         notes.append(f"energy (model estimate): {chosen.artifact}'s measured p50 {chosen.p50_ms:.4g} ms × the "
@@ -49,7 +54,8 @@ def host_performance(context: TargetContext, spec: PerformanceSpec) -> Performan
     if not is_calibrated(context.target):
         notes.append("host not calibrated: the predictions are unvalidated; run `edgepipe calibrate host-cpu` "
                      "for predictions fitted to this machine")
-    return report.model_copy(update={"int8_forms": forms, "deployment_artifact": fastest, "notes": notes})
+    return report.model_copy(update={"int8_forms": forms, "deployment_candidates": candidates,
+                                     "deployment_artifact": fastest, "host_cpu": host_cpu(), "notes": notes})
 
 
 def performance_stage(context: TargetContext) -> tuple[str, PerformanceReport | None]:

@@ -27,6 +27,7 @@ from edgepipe.quantize.quantized_once import QuantizationMemo
 from edgepipe.quantize.recipe import DEFAULT_RECIPE, QuantRecipe
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.quantize.settings import ladder_settings
+from edgepipe.quantize.vendor_check import VendorCheck
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.evaluate import thresholds_of
 from edgepipe.stages.inputs import BuildInputs
@@ -111,7 +112,7 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
         threshold=config.accuracy.max_drop_points, settings=settings, work=work,
         thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo,
-        task=config.accuracy.task)
+        task=config.accuracy.task, vendor_check=VendorCheck.of(inputs.targets, work / "vendor"))
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses
@@ -180,5 +181,6 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
     if graph is None:  # float TFLite without a TF graph (a .tflite input, or onnx2tf's output): ai-edge-quantizer
         from edgepipe.stages.quantize_tflite import quantize_graphless_tflite
 
-        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages, _widen(inputs, config))
+        quantized += quantize_graphless_tflite(inputs, floats, folder, scratch, stages, _widen(inputs, config),
+                                               VendorCheck.of(inputs.targets, scratch / "vendor"))
     return quantized, report

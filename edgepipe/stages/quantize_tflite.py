@@ -10,7 +10,10 @@ Without a source graph the fallback ladder cannot re-quantize layer by layer, bu
 one rung here (:func:`widen_if_missed`): when the int8 file misses the label-free
 thresholds on the calibration split and every target of the group runs int16
 activations, ai-edge-quantizer's int16-activation recipe (a16w8) is tried and kept when
-it scores better; the stage detail records both scores and the cost.
+it scores better; the stage detail records both scores and the cost. On a target without CPU fallback
+whose vendor compiler is installed (Vela), the a16w8 file is compiled beside the int8 one first, and not kept
+when the compiler rejects it or leaves more ops on the CPU (ai-edge-quantizer leaves ops it has no int16 kernel
+for, such as HARD_SWISH, in float, which Vela refuses: "IFM has to be 8bit").
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from edgepipe.data.dataset import Dataset
 from edgepipe.errors import ToolFailed
 from edgepipe.metrics.compare import run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize.vendor_check import VendorCheck
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
@@ -39,17 +43,19 @@ RUNG_SAMPLES = 64
 
 
 def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
-                              stages: StageLog, widen: Thresholds | None = None) -> list[Artifact]:
+                              stages: StageLog, widen: Thresholds | None = None,
+                              vendor_check: VendorCheck | None = None) -> list[Artifact]:
     """Int8 TFLite of every float TFLite artifact, through ai-edge-quantizer (static int8, min/max).
 
     ``widen``: the label-free thresholds of a gated build whose targets all run int16 activations;
-    then :func:`widen_if_missed` may replace a file that misses them by its a16w8 twin.
+    then :func:`widen_if_missed` may replace a file that misses them by its a16w8 twin, which ``vendor_check``
+    (the group's targets without CPU fallback) must compile first.
     """
     made = _quantize_graphless(inputs, floats, folder, scratch, stages)
     if widen is None or not made:
         return made
     source = next(a for a in floats if a.format == "tflite" and a.precision == "fp32")
-    return [widen_if_missed(inputs, source.path, a, scratch, stages, widen) for a in made]
+    return [widen_if_missed(inputs, source.path, a, scratch, stages, widen, vendor_check) for a in made]
 
 
 def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
@@ -98,11 +104,12 @@ def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) 
 
 
 def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scratch: Path, stages: StageLog,
-                    thresholds: Thresholds) -> Artifact:
+                    thresholds: Thresholds, vendor_check: VendorCheck | None = None) -> Artifact:
     """``int8``, or its a16w8 twin (int16 activations, int8 weights) when int8 misses ``thresholds``.
 
     Decided on the calibration split only (the evaluation split judges the kept file); the
-    twin is kept when it misses fewer thresholds or has the higher lowest cosine there.
+    twin is kept when it misses fewer thresholds or has the higher lowest cosine there, and ``vendor_check``
+    (when given) does not refuse it.
     """
     from edgepipe.quantize.tflite_aiedge import quantize_float_tflite
 
@@ -127,10 +134,17 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
         stages.fail(name, failure)
         return int8
     kept = (len(wide_missed), -wide_cosine) < (len(missed), -cosine)
+    refused: list[str] = []
+    if kept and vendor_check is not None:  # a target without CPU fallback: its compiler must take it whole
+        wide = Artifact(wide_path, "tflite", "mixed")
+        refused = [c.line(wide) for c in vendor_check(wide, int8) if c.refused]
+        kept = not refused
     stages.ran(name, time.perf_counter() - start,
                f"int8 missed on {samples} calibration samples ({missed[0]}); ai-edge-quantizer int16 activations "
                f"(a16w8): lowest output cosine {cosine:.4f} -> {wide_cosine:.4f}, "
-               + ("a16w8 kept (2x activation memory and bandwidth)" if kept else "int8 kept"))
+               + ("a16w8 kept (2x activation memory and bandwidth)" if kept else
+                  f"int8 kept (the vendor compiler refused a16w8: {'; '.join(refused)})" if refused else
+                  "int8 kept"))
     if not kept:
         return int8
     shutil.copyfile(wide_path, int8.path)

@@ -84,6 +84,8 @@ def render_target_doc(profile: TargetProfile) -> str:
         lines.append(f"- quantization: activations {', '.join(q.activations)}; weights {', '.join(q.weights)}; "
                      f"per-channel {'yes' if q.per_channel_weights else 'no'}; "
                      f"symmetric weights {'required' if q.symmetric_weights else 'not required'}")
+        lines.append(f"- layer precisions the quantization ladder may use: {', '.join(q.layer_precisions)}; "
+                     f"CPU fallback of a layer {'accepted' if q.cpu_fallback else 'not accepted'}")
     memory = {k: v for k, v in profile.memory.model_dump().items() if v is not None}
     compute = {k: v for k, v in profile.compute.model_dump().items() if v is not None}
     if memory:

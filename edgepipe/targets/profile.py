@@ -115,13 +115,34 @@ class CheckedArtifact(_Strict):
     precision: Literal["int8", "fp32"] = Field("int8", description="Precision of the deployed artifact.")
 
 
+#: A layer's precision as the quantization ladder keeps it: int8, int16 activations × int8 weights, float.
+LayerPrecision = Literal["int8", "a16w8", "float"]
+
+
 class Quantization(_Strict):
-    """Numeric formats the accelerator executes."""
+    """Numeric formats the accelerator executes, and whether a layer it does not run may fall back to the CPU."""
 
     activations: list[NumericFormat] = Field(description="Feature-map formats it runs.")
     weights: list[NumericFormat] = Field(description="Weight formats it runs.")
     per_channel_weights: bool = Field(True, description="Per-channel weight scales are accepted.")
     symmetric_weights: bool = Field(False, description="Weights must be quantized symmetrically (zero point 0).")
+    cpu_fallback: bool = Field(
+        True, description="A layer the accelerator cannot run in its precision may run on the CPU beside it; "
+                          "false: every layer must run on the accelerator (no float layer unless it runs fp16/fp32).")
+
+    @property
+    def layer_precisions(self) -> tuple[LayerPrecision, ...]:
+        """What the quantization ladder may keep a layer in on this target: int8 where it runs int8 activations
+        and weights, a16w8 where it runs int16 activations with int8 weights, float where it runs fp16 or fp32
+        activations or a float layer may fall back to the CPU."""
+        allowed: list[LayerPrecision] = []
+        if "int8" in self.activations and "int8" in self.weights:
+            allowed.append("int8")
+        if "int16" in self.activations and "int8" in self.weights:
+            allowed.append("a16w8")
+        if self.cpu_fallback or {"fp16", "fp32"} & set(self.activations):
+            allowed.append("float")
+        return tuple(allowed)
 
 
 class Memory(_Strict):

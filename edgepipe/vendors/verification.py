@@ -17,6 +17,7 @@ from edgepipe.graph.tflite_reader import read_tflite
 from edgepipe.support.report import SupportReport, Verification
 from edgepipe.targets.profile import TargetProfile
 from edgepipe.vendors import ort_mobile, tflite_gpu
+from edgepipe.vendors.base import CompileResult
 from edgepipe.vendors.compare import compare
 from edgepipe.vendors.registry import toolchain_for
 
@@ -34,6 +35,25 @@ def vendor_verification(report: SupportReport, profile: TargetProfile, model: Pa
     if graph is None:
         graph = read_onnx(model) if report.format == "onnx" else read_tflite(model)
     return compare(report, tool.compile(model, graph, options, workdir))
+
+
+def installed_compiler(profile: TargetProfile) -> str | None:
+    """The label (tool and options) of the profile's vendor compiler when it is installed here, else None."""
+    found = toolchain_for(profile)
+    if found is None or not found[0].available():
+        return None
+    return found[0].label(found[1])
+
+
+def compile_artifact(profile: TargetProfile, model: Path, workdir: Path) -> CompileResult | None:
+    """The profile's vendor compiler on ``model`` (a file of the format it deploys), with the options the support
+    check uses; None when the profile names no vendor tool."""
+    found = toolchain_for(profile)
+    if found is None:
+        return None
+    tool, options = found
+    graph = read_tflite(model) if model.suffix == ".tflite" else read_onnx(model)
+    return tool.compile(model, graph, options, workdir)
 
 
 def verify_report(report: SupportReport, profile: TargetProfile, model: Path, workdir: Path,

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from edgepipe.config import PROJECT_ROOT
+from edgepipe.quantize.ladder_context import selection_rank
+from edgepipe.quantize.report import SelectionScore
 from tests.conftest import run_cli
 
 NOBN = PROJECT_ROOT / "models" / "digits_nobn"
@@ -32,28 +34,29 @@ def _report(folder: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def nobn_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The bundled ladder demo as README shows it: ``edgepipe build --config models/digits_nobn/edgepipe.toml``."""
     folder = tmp_path_factory.mktemp("nobn")
-    _config(folder, train=True)
-    return run_cli("build", "-q", cwd=folder), folder
+    return run_cli("build", "-q", "--config", str(NOBN / "edgepipe.toml"), "-o", str(folder / "out"),
+                   cwd=folder), folder
 
 
 @pytest.mark.slow
 def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
     """Every step runs because the one before changed too many top-1s on the *selection* split; the evaluation
-    drops are recorded per step but never decide. On digits_nobn plain PTQ changes 4 of the 197 selection
-    top-1s (2.03 points) while its selection accuracy equals the float model's (drop 0.00, so a drop rule
-    would stop at PTQ), and loses 3.75 points on evaluation. QAT recovers on evaluation (0.25 points) but
-    changes more selection top-1s (~4-4.6 points), so no step holds: the kept step is the best on selection,
-    and the evaluation gate fails the build (exit 2).
+    drops are recorded per step but never decide. On digits_nobn plain per-tensor PTQ changes 4 of the 197
+    selection top-1s (2.03 points) while its selection accuracy equals the float model's (drop 0.00, so a drop
+    rule would stop at PTQ), and loses 3.75 points on evaluation. Mixed precision holds (int16 activations where
+    the unequal channels are read), the ladder stops there, and the result holds on evaluation: the build passes.
     """
     proc, folder = nobn_build
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "accuracy drop above 1 points" in proc.stdout + proc.stderr
-    ladder = _report(folder)["quantization"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _report(folder)
+    ladder = report["quantization"]
     assert ladder["metric"] == "top1" and ladder["decided_on"].startswith("selection split, 197 samples")
-    assert ladder["threshold_points"] == 1.0 and not ladder["met"]
+    assert ladder["threshold_points"] == 1.0
     steps = {s["step"]: s for s in ladder["steps"]}
-    assert [s["status"] for s in ladder["steps"]] == ["missed"] * 4
+    assert list(steps) == ["ptq", "calibration", "mixed"] and not ladder["unfinished"]
+    assert ladder["met"] and ladder["final_step"] == "mixed" and steps["mixed"]["status"] == "met"
     assert steps["ptq"]["recipe"] == {"onnx": "minmax/per-tensor/int8", "tflite": "minmax/per-tensor/int8"}
     assert min(steps["ptq"]["drop_points"].values()) > 3.0  # evaluation: recorded, not decided on
     for sel in steps["ptq"]["selection"].values():  # flips decide, not the (cancelling) selection drop
@@ -61,11 +64,12 @@ def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
     assert all(sel["flips_points"] is not None for s in ladder["steps"] for sel in s["selection"].values())
     for before, after in zip(ladder["steps"], ladder["steps"][1:]):
         assert after["why"].startswith(f"{before['step']} missed on the selection split")
-    worst_flips = {s["step"]: max(sel["flips_points"] for sel in s["selection"].values()) for s in ladder["steps"]}
-    assert worst_flips[ladder["final_step"]] == min(worst_flips.values())  # kept: the best on selection
-    assert max(steps["qat"]["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
-    assert worst_flips["qat"] > worst_flips["ptq"]  # QAT's evaluation gain does not show on selection
-    assert all(s["seconds"] > 0 for s in ladder["steps"])
+    ranks = {s["step"]: selection_rank([SelectionScore(**sel) for sel in s["selection"].values()])
+             for s in ladder["steps"]}
+    assert ranks[ladder["final_step"]] == min(ranks.values()) and ranks["ptq"] == max(ranks.values())
+    kept = steps[ladder["final_step"]]
+    assert max(kept["drop_points"].values()) <= 1.0 and max(report["accuracy"]["drop_points"].values()) <= 1.0
+    assert all(s["seconds"] > 0 for s in ladder["steps"]) and 0 < ladder["seconds"] <= ladder["time_budget_s"]
     text = (folder / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
     assert "## Quantization ladder" in text and "Decisions read only the selection split" in text
 
@@ -74,28 +78,27 @@ def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
 def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     _, folder = nobn_build
     steps = {s["step"]: s for s in _report(folder)["quantization"]["steps"]}
-    assert list(steps) == ["ptq", "calibration", "mixed", "qat"]
+    assert list(steps) == ["ptq", "calibration", "mixed"]
     calibration = steps["calibration"]
     # ONNX: 3 methods, then the 3 other granularity x symmetry settings of the best one; TFLite: 2 granularities
     assert len(calibration["candidates"]) == 8
     assert {c["format"] for c in calibration["candidates"]} == {"onnx", "tflite"}
     assert all(c["sqnr_db"] > 0 and 0 <= c["flips_points"] <= 100 for c in calibration["candidates"])
+    # per-channel weights undo the unequal channel scales: the highest SQNR, so (b) keeps it in both formats
+    assert calibration["recipe"] == {"onnx": "minmax/per-channel/int8", "tflite": "minmax/per-channel/int8"}
+    best = max(c["sqnr_db"] for c in calibration["candidates"])
+    assert all(sel["min_sqnr_db"] == pytest.approx(best, abs=0.01) for sel in calibration["selection"].values())
     mixed = steps["mixed"]
-    assert mixed["status"] == "missed" and "onnx:" in mixed["cost"] and "tflite:" in mixed["cost"]
+    assert "onnx:" in mixed["cost"] and "tflite:" in mixed["cost"]
     kept = sum(len(k) for k in mixed["kept_layers"].values())
-    assert kept <= 2  # budget: 25% of 4 (ONNX) / 5 (TFLite) layers
-    # a try is kept only when it changes fewer selection top-1s (then SQNR): keeping layers float raises the SQNR
-    # on nobn but changes one more of the 197 top-1s, so no try may be kept at all
-    assert kept or "no precision improved the selection score" in mixed["note"]
-    assert "-> float: top-1 changes" in mixed["note"]
-    assert {k["precision"] for k in mixed["kept_layers"]["tflite"]} <= {"float"}  # no per-layer int16 in TFLite
-    # nothing holds on nobn: the best-scoring of the tries (whole budget per precision, then top 1, 2, … in float)
+    assert kept <= 2  # budget: 25% of the nodes
+    assert {k["precision"] for k in mixed["kept_layers"].get("tflite", [])} <= {"float"}  # no per-layer int16
     assert {k["precision"] for k in mixed["kept_layers"]["onnx"]} <= {"a16w8", "float"}
     assert "onnx: top " in mixed["note"] and "-> a16w8" in mixed["note"]  # host-cpu runs int16: tried first
-    qat = steps["qat"]
-    assert qat["status"] == "missed" and set(qat["accuracy"]) == {"onnx", "tflite"}
-    assert all(sel["flips_points"] > 1.0 for sel in qat["selection"].values())
-    assert max(qat["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
+    assert "onnx: float ranking" not in mixed["note"]  # int16 held first: the node-damage ranking was never measured
+    # TFLite keeps no single layer in int16; where no float layer helps, every activation goes int16 (int16x8)
+    assert mixed["recipe"]["tflite"].endswith("/a16w8") or mixed["kept_layers"].get("tflite")
+    assert max(mixed["drop_points"].values()) < max(steps["ptq"]["drop_points"].values())
 
 
 @pytest.mark.slow
@@ -113,10 +116,12 @@ def test_sensitivity_covers_both_formats(nobn_build) -> None:
 
 
 @pytest.mark.slow
-def test_threshold_zero_without_training_split_exits_two_with_the_trail(tmp_path: Path) -> None:
+def test_threshold_zero_without_training_split_keeps_the_trail(tmp_path: Path) -> None:
+    """No step can hold a zero-point rule on the selection split; the evaluation gate then judges the kept best
+    attempt (on digits_nobn ONNX with two layers in int16 loses nothing on evaluation, TFLite 0.75 points)."""
     _config(tmp_path, train=False, methods='["minmax", "entropy"]')
     proc = run_cli("build", "-q", "--threshold", "0", cwd=tmp_path)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.returncode in (0, 2), proc.stdout + proc.stderr
     ladder = _report(tmp_path)["quantization"]
     assert not ladder["met"]
     steps = {s["step"]: s for s in ladder["steps"]}

@@ -1,11 +1,14 @@
-"""Which int8 form is fastest on this host: LiteRT/XNNPACK int8, ONNX Runtime QDQ, ONNX Runtime QOperator.
+"""What host-cpu deploys: the fastest faithful form on this host, fp32 and int8 alike.
 
-Int8 is not automatically faster on a host CPU: XNNPACK may leave int8 ops to
-LiteRT's slower built-in kernels, and ONNX Runtime runs the QDQ form only as fast
-as the QuantizeLinear/DequantizeLinear pairs it manages to fuse. All forms and
-their fp32 originals are timed in one interleaved session (a build's latency
-stage, or ``edgepipe bench --int8-forms``); the table is read from that session
-alone, names the fastest faithful form and, for each, why it is slow.
+Int8 is not automatically faster on a host CPU: without an 8-bit dot product (VNNI, AMX,
+Arm's dot product; :mod:`edgepipe.latency.cpu_features`) int8 kernels widen 16-bit sums,
+XNNPACK may leave int8 ops to LiteRT's slower built-in kernels, and ONNX Runtime runs the
+QDQ form only as fast as the QuantizeLinear/DequantizeLinear pairs it manages to fuse. All
+forms and their fp32 originals are timed in one interleaved session (a build's latency
+stage, or ``edgepipe bench --int8-forms``). :func:`deployment_choice` reads that session:
+every fp32 and int8 form is a candidate, a form is faithful when its accuracy (or label-free)
+check passed on this host's arithmetic, and the fastest faithful one is deployed, fp32
+included. :func:`forms_table` is the int8 forms' own table, with why each is slow.
 """
 
 from __future__ import annotations
@@ -29,7 +32,11 @@ QUANTIZED = ("int8", "mixed")
 #: Runs of ONNX Runtime's profiler per form: op shares, not timings, so a few runs suffice.
 PROFILE_RUNS = 5
 
-__all__ = ["QOPERATOR_NAME", "Int8Form", "compare_int8_forms", "forms_table"]
+#: Precisions host-cpu may deploy (fp16 where a build makes an fp16 form).
+DEPLOYABLE = ("fp32", "fp16", *QUANTIZED)
+
+__all__ = ["QOPERATOR_NAME", "DeploymentCandidate", "Int8Form", "compare_int8_forms", "deployment_choice",
+           "forms_table"]
 
 
 class Int8Form(BaseModel):
@@ -53,6 +60,43 @@ class Int8Form(BaseModel):
     kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
 
 
+class DeploymentCandidate(BaseModel):
+    """One form host-cpu could deploy, timed in the build's measurement session on this host."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    artifact: str
+    precision: str = Field(description="fp32, fp16, int8 or mixed (int8 with some layers kept higher).")
+    runtime: str
+    p50_ms: float
+    ratio_to_fastest_fp32: float | None = Field(description="p50 ÷ the p50 of the fastest fp32 form.")
+    faithful: bool = Field(description="Its accuracy (or label-free) check passed on this host's arithmetic.")
+    evidence: str = Field(description="What decided faithful: the check and its figures, one line.")
+    kind: FigureKind = Field(MEASURED, description="Timed on this host with the real runtime.")
+
+
+def deployment_choice(measured: HostMeasurement, precision: dict[str, str]
+                      ) -> tuple[list[DeploymentCandidate], str | None]:
+    """Every fp32, fp16 and int8 form of ``measured`` (artifact key → precision in ``precision``), fastest first,
+    and the one to deploy: the fastest faithful one (None when none is timed and faithful)."""
+    floats = [r.median_ms for k, r in measured.latency.items() if precision.get(k) == "fp32"]
+    fastest_fp32 = min(floats) if floats else None
+    candidates = []
+    for key, timing in measured.latency.items():
+        if precision.get(key) not in DEPLOYABLE:
+            continue
+        check = measured.faithful.get(key)
+        candidates.append(DeploymentCandidate(
+            artifact=key, precision=precision[key], runtime=timing.runtime, p50_ms=timing.median_ms,
+            ratio_to_fastest_fp32=round(timing.median_ms / fastest_fp32, 4) if fastest_fp32 else None,
+            faithful=check is not None and check.ok,
+            evidence=check.evidence if check is not None else "no accuracy check of it on this host"))
+    candidates.sort(key=lambda c: c.p50_ms)
+    chosen = next((c.artifact for c in candidates if c.faithful), None)
+    log.info("host-cpu deploys %s (fastest faithful of %d forms)", chosen, len(candidates))
+    return candidates, chosen
+
+
 def _why_slow(runtime: str, path: Path, feed: list[np.ndarray] | None, threads: int | None) -> list[str]:
     if runtime == "litert":
         rejected = xnnpack_rejected_ops(path)
@@ -68,12 +112,12 @@ def _fp32_key(key: str, runtime: str, latency: dict[str, LatencyResult], precisi
 
 def forms_table(paths: dict[str, Path], measured: HostMeasurement, feed: list[np.ndarray] | None = None,
                 precision: dict[str, str] | None = None) -> tuple[list[Int8Form], str | None]:
-    """The int8-forms table from one measurement session, and the deployment artifact.
+    """The int8-forms table from one measurement session, and the fastest int8 form that keeps the float output.
 
     Every p50 and every ratio is read from ``measured.latency`` — the same numbers
-    the artifacts table shows — so the two tables cannot disagree. The deployment
-    artifact is the fastest form whose output cosine is at least :data:`MIN_COSINE`
-    (with no cosine known, the fastest form).
+    the artifacts table shows — so the two tables cannot disagree. The fastest int8
+    form is the fastest whose output cosine is at least :data:`MIN_COSINE` (with no
+    cosine known, the fastest); what a build deploys is :func:`deployment_choice`.
     """
     precision = precision or {k: precision_of(p) for k, p in paths.items()}
     forms = []

@@ -50,18 +50,29 @@ FIDELITY_SAMPLES = 4
 
 
 @dataclass(frozen=True)
+class Faithfulness:
+    """Whether one artifact keeps the model's accuracy as this host computes it, and the evidence (one line)."""
+
+    ok: bool
+    evidence: str
+
+
+@dataclass(frozen=True)
 class HostMeasurement:
     """One measurement session of a build: every artifact's latency at one thread count, and fidelity.
 
     ``latency``: artifact key → its timing, all from one interleaved run; ``cosine``:
     int8 artifact key → output cosine against its fp32 original (0..1) as this host computes it;
-    ``reference_cosine``: the same with exact int8 semantics (ONNX forms only).
+    ``reference_cosine``: the same with exact int8 semantics (ONNX forms only); ``faithful``: artifact key →
+    whether its accuracy (or label-free) check passed on this host's arithmetic (an artifact without one is not
+    faithful, the float reference is).
     """
 
     latency: dict[str, LatencyResult]
     cosine: dict[str, float] = field(default_factory=dict)
     threads: int | None = None
     reference_cosine: dict[str, float] = field(default_factory=dict)
+    faithful: dict[str, Faithfulness] = field(default_factory=dict)
 
 
 def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: Path) -> Path:

@@ -42,10 +42,13 @@ def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome:
           best: tuple[Fidelity, QuantRecipe] | None, failed: list[str]) -> tuple[Fidelity, QuantRecipe] | None:
     """Score ``recipes`` on the selection split (each recorded as a candidate); the best of them and ``best``.
 
-    A setting the quantizer fails on is appended to ``failed`` (one line: setting, tool, message) and skipped.
+    A setting the quantizer fails on is appended to ``failed`` (one line: setting, tool, message) and skipped;
+    the settings left when the ladder's time budget is spent are not tried.
     """
     folder = context.folder("calibration")
-    for recipe in recipes:
+    for index, recipe in enumerate(recipes):
+        if context.out_of_time(f"calibration: {len(recipes) - index} {fmt} settings not tried, from {recipe.label}"):
+            break
         out = folder / f"candidate_{len(outcome.candidates) + len(failed)}{SUFFIX[fmt]}"
         try:  # one calibrator the quantizer cannot run (e.g. a histogram over a degenerate range) costs one candidate
             with contained(ORT_QUANTIZER if fmt == "onnx" else TFLITE_CONVERTER):
@@ -57,7 +60,7 @@ def _best(context: LadderContext, fmt: str, recipes: list[QuantRecipe], outcome:
         outcome.candidates.append(CandidateScore(format=fmt, recipe=recipe.label,  # type: ignore[arg-type]
                                                  selection_accuracy=score.accuracy, flips_points=score.flips_points,
                                                  sqnr_db=score.sqnr_db, min_cosine=score.cosine))
-        if best is None or score.better_than(best[0]):
+        if context.better(fmt, score, best[0] if best else None):
             best = (score, recipe)
     return best
 

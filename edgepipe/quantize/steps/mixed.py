@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from edgepipe.metrics.parts import has_small_range_channels
@@ -28,9 +29,10 @@ from edgepipe.quantize.steps.common import quantize_all
 
 
 def higher_precisions(context: LadderContext, fmt: str) -> tuple[LayerPrecision, ...]:
-    """What mixed precision may keep a layer in, cheapest first: int16 activations (ONNX), then float."""
-    offered: tuple[LayerPrecision, ...] = ("a16w8", "float") if fmt == "onnx" else ("float",)
-    return tuple(p for p in offered if p in context.settings.precisions)
+    """What mixed precision may use above int8, cheapest first: int16 activations, then float, as the targets
+    allow. ONNX keeps single layers in either; TFLite keeps single layers in float only (the converter has no
+    per-layer int16) and may make every activation int16 (int16x8, which Ethos-U runs)."""
+    return tuple(p for p in ("a16w8", "float") if p in context.settings.precisions)
 
 
 class _Search:
@@ -65,6 +67,10 @@ class _Search:
     def holds(self) -> bool:
         return self.context.meets(self.fmt, self.score)
 
+    def _out_of_time(self, what: str) -> bool:
+        """True when the ladder's time budget is spent; ``what`` (the next try) is then recorded as not tried."""
+        return self.context.out_of_time(f"mixed {self.fmt}: {what} and the tries after it not tried")
+
     def _keeping(self, nodes: list[str], precision: LayerPrecision) -> QuantRecipe:
         recipe = self.start
         for node in nodes:
@@ -79,23 +85,30 @@ class _Search:
         return (f"{what}: {flips}cosine {self.score.cosine:.4f} -> {score.cosine:.4f}, "
                 f"SQNR {self.score.sqnr_db:.1f} -> {score.sqnr_db:.1f} dB{missed}")
 
-    def search(self, rankings: dict[LayerPrecision, list[NodeGroup]]) -> None:
-        """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8."""
-        cut = {precision: self._cut(precision, ranked) for precision, ranked in rankings.items()}
-        if self.holds or not any(cut.values()):
+    def search(self, rankings: dict[LayerPrecision, Callable[[], list[NodeGroup]]]) -> None:
+        """Bisect on how many of each precision's ranked nodes (in order, within the budget) to keep above int8.
+
+        A precision's ranking is made when the search first reaches it: when a cheaper precision already holds,
+        the dearer one's ranking (float: the node-damage measurement) is never made."""
+        if self.holds:
             return
+        cut: dict[LayerPrecision, list[str]] = {}
         best: tuple[Fidelity, QuantRecipe] | None = None
         for precision in self.precisions:
+            if precision in rankings:
+                cut[precision] = self._cut(precision, rankings[precision]())
             nodes = cut.get(precision, [])
             if not nodes:
                 continue
+            if self._out_of_time(f"top {len(nodes)} -> {precision}"):
+                break
             candidate = self._keeping(nodes, precision)
             score = self._score(candidate)
             self.trail.append(self._line(f"top {len(nodes)} -> {precision}", score))
             if self.context.meets(self.fmt, score):
                 self._bisect(nodes, precision, candidate, score)
                 return
-            if score.better_than(best[0] if best else self.score):
+            if self.context.better(self.fmt, score, best[0] if best else self.score):
                 best = (score, candidate)
         best = self._prefixes(cut.get(self.precisions[-1], []), best)
         best = self._whole_model(best)
@@ -123,11 +136,11 @@ class _Search:
         Stops at the first that holds; returns the best of everything tried that beats int8 (None if none)."""
         precision = self.precisions[-1]
         count = 1
-        while count < len(nodes):
+        while count < len(nodes) and not self._out_of_time(f"top {count} -> {precision}"):
             candidate = self._keeping(nodes[:count], precision)
             score = self._score(candidate)
             self.trail.append(self._line(f"top {count} -> {precision}", score))
-            if score.better_than(best[0] if best else self.score):
+            if self.context.better(self.fmt, score, best[0] if best else self.score):
                 best = (score, candidate)
             if self.context.meets(self.fmt, score):
                 break
@@ -137,19 +150,19 @@ class _Search:
     def _whole_model(self, best: tuple[Fidelity, QuantRecipe] | None) -> tuple[Fidelity, QuantRecipe] | None:
         """Last resort when no cut of the ranking holds and the target runs int16 activations: every activation
         int16 (the error was spread over the whole graph, not in a few layers). Kept when it scores best."""
-        if "a16w8" not in self.precisions:
+        if "a16w8" not in self.precisions or self._out_of_time("every activation -> a16w8"):
             return best
         candidate = replace(self.start, activation_bits=16)
         score = self._score(candidate)
         self.trail.append(self._line("every activation -> a16w8", score))
-        if score.better_than(best[0] if best else self.score):
+        if self.context.better(self.fmt, score, best[0] if best else self.score):
             return score, candidate
         return best
 
     def _bisect(self, nodes: list[str], precision: LayerPrecision, recipe: QuantRecipe, score: Fidelity) -> None:
         """The fewest top-ranked ``nodes`` kept in ``precision`` that still hold (``len(nodes)`` holds)."""
         low, high = 0, len(nodes)  # keeping `low` misses, keeping `high` holds
-        while high - low > 1:
+        while high - low > 1 and not self._out_of_time(f"fewer than top {high} -> {precision}"):
             middle = (low + high) // 2
             candidate = self._keeping(nodes[:middle], precision)
             trial = self._score(candidate)
@@ -191,9 +204,9 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     if not context.sensitivity:
         measure_sensitivity(context)
     measured = _ranked_layers(context, fmt)
-    if fmt != "onnx":
+    if fmt != "onnx":  # single layers in float only; int16 for the whole model (:meth:`_Search._whole_model`)
         search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * len(measured))))
-        search.search({p: measured for p in precisions})
+        search.search({p: lambda: measured for p in precisions if p == "float"})
         return search, len(measured)
     prepared = preprocess(context.floats["onnx"], context.work / f"{context.floats['onnx'].stem}_prep.onnx")
     # each layer's own effect on the outputs, when measured (small graphs), outranks the structural suspects
@@ -202,14 +215,23 @@ def _search(context: LadderContext, fmt: str, precisions: tuple[LayerPrecision, 
     joins = output_joins(prepared, _mixed_range_outputs(context))
     nodes = quantizable_nodes(prepared)
     search = _Search(context, fmt, precisions, max(1, math.floor(context.settings.mixed_budget * nodes)))
-    rankings = {p: joins + (measured + suspects if isolated else suspects + measured) for p in precisions}
-    if "float" in precisions and not search.holds:
-        damage = [d for d in measure_node_damage(context, search.start) if d.hurts]
-        if damage:
-            rankings["float"] = joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)",
-                                                   (d.node,)) for d in damage]
+    structural = joins + (measured + suspects if isolated else suspects + measured)
+    rankings: dict[LayerPrecision, Callable[[], list[NodeGroup]]] = {p: lambda: structural for p in precisions}
+    if "float" in precisions:
+        rankings["float"] = lambda: _by_damage(context, search.start, joins) or structural
     search.search(rankings)
     return search, nodes
+
+
+def _by_damage(context: LadderContext, recipe: QuantRecipe, joins: list[NodeGroup]) -> list[NodeGroup]:
+    """The float ranking: ``joins``, then the nodes whose int8 alone hurts, most damaging first (:mod:`..node_damage`);
+    empty when nothing was measured (the time budget spent, or too many nodes)."""
+    if context.out_of_time("mixed onnx: node damage not measured"):
+        return []
+    damage = [d for d in measure_node_damage(context, recipe) if d.hurts]
+    if not damage:
+        return []
+    return joins + [NodeGroup(f"{d.node} ({d.op}, cosine {d.cosine:.4f} alone in int8)", (d.node,)) for d in damage]
 
 
 def _mixed_range_outputs(context: LadderContext) -> list[str]:

@@ -57,15 +57,17 @@ def test_missing_fleet_file_and_bad_options(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_the_readme_example_plans(repo_root: Path) -> None:
-    """`edgepipe fleet examples/fleet.toml` (README): two bundled models × four targets, two jobs per model."""
+    """`edgepipe fleet examples/fleet.toml` (README): two bundled models × four targets, three jobs per model (the
+    targets that run int8, int16 and float layers; Ethos-U: int8 and int16 only; Edge TPU: int8 only)."""
     source = repo_root / "examples" / "fleet.toml"
     plan = plan_fleet(load_fleet(source), source)
     assert plan.models == ["digits_cnn", "digits_nobn"] and plan.cells == 8
-    assert plan.targets == ["host-cpu", "ethos-u55", "mobile-npu", "edge-tpu"]
+    assert plan.targets == ["host-cpu", "mobile-npu", "ethos-u55", "edge-tpu"]  # in job order
     assert [(j.job_id, j.targets) for j in plan.jobs] == [
-        ("digits_cnn#0", ["host-cpu", "ethos-u55", "mobile-npu"]), ("digits_cnn#1", ["edge-tpu"]),
-        ("digits_nobn#0", ["host-cpu", "ethos-u55", "mobile-npu"]), ("digits_nobn#1", ["edge-tpu"])]
-    nobn = plan.jobs[2].config
+        ("digits_cnn#0", ["host-cpu", "mobile-npu"]), ("digits_cnn#1", ["ethos-u55"]), ("digits_cnn#2", ["edge-tpu"]),
+        ("digits_nobn#0", ["host-cpu", "mobile-npu"]), ("digits_nobn#1", ["ethos-u55"]),
+        ("digits_nobn#2", ["edge-tpu"])]
+    nobn = plan.jobs[3].config
     assert nobn.quantization.granularity == "per-tensor" and nobn.latency.runs == 20  # its config, then [build]
     assert nobn.output == repo_root / "build" / "fleet" / "digits_nobn"
     assert plan.jobs[0].cache_dir == repo_root / "build" / "fleet" / ".edgepipe-cache"

@@ -18,10 +18,16 @@ def test_host_build_report_has_energy_and_deployment_artifact(reference_build):
     assert performance["estimator"] == "cost-model" and performance["artifact"] == "model.onnx"
     assert {f["artifact"] for f in performance["int8_forms"]} >= {"model_int8.onnx", "model_int8.tflite",
                                                                   "model_int8_qdq_u8.onnx"}
-    assert performance["deployment_artifact"] in {f["artifact"] for f in performance["int8_forms"]}
+    candidates = performance["deployment_candidates"]
+    assert {c["artifact"] for c in candidates} >= {"model.onnx", "model.tflite", "model_int8.onnx"}
+    assert [c["p50_ms"] for c in candidates] == sorted(c["p50_ms"] for c in candidates)
+    deployed = performance["deployment_artifact"]
+    assert deployed == next(c["artifact"] for c in candidates if c["faithful"])  # the fastest faithful form
+    assert next(c for c in candidates if c["artifact"] == "model.onnx")["faithful"]  # the reference
+    assert performance["host_cpu"]["architecture"] and isinstance(performance["host_cpu"]["features"], list)
     mode = performance["modes"][0]
     assert mode["energy_mj"] > 0 and mode["inferences_per_j"] == pytest.approx(1000 / mode["energy_mj"])
-    energy = [note for note in performance["notes"] if note.startswith("energy (model estimate): model_int8")]
+    energy = [note for note in performance["notes"] if note.startswith(f"energy (model estimate): {deployed}")]
     assert len(energy) == 1 and "measured p50" in energy[0] and "the power is not measured" in energy[0]
     assert "Performance on host-cpu" in (folder / "report.md").read_text()
 
@@ -128,17 +134,22 @@ def test_onnx_build_for_two_targets_runs_onnx2tf_once(reference_build, reference
         assert {"model.tflite", "model_int8.tflite"} <= {a["path"] for a in report["artifacts"]}, target
 
 
-def test_no_faithful_int8_form_is_said_in_words(tmp_path):
+def test_no_faithful_form_is_said_in_words(tmp_path):
     """Seen on a held-out audio model: every int8 form missed cosine 0.99 and report.md said `None`."""
     from edgepipe.perf.render import render_performance_markdown
     from edgepipe.perf.report import Int8Form
+    from edgepipe.quantize.host.fastest import DeploymentCandidate
     from tests.models.onnx_exports import shared_bias
 
     report = predict(shared_bias(tmp_path / "model.onnx", [1, 3, 8, 8]), load_profile("host-cpu"))
     form = Int8Form(artifact="model_int8_qoperator.onnx", runtime="onnxruntime", p50_ms=2.0, p90_ms=3.0,
                     ratio_to_fp32=1.2, output_cosine=0.95)
-    text = "\n".join(render_performance_markdown(report.model_copy(update={"int8_forms": [form]})))
-    assert "`None`" not in text and "none (no int8 form reaches output cosine 0.99" in text
+    candidate = DeploymentCandidate(artifact=form.artifact, precision="int8", runtime="onnxruntime", p50_ms=2.0,
+                                    ratio_to_fastest_fp32=None, faithful=False, evidence="cosine 0.95 < 0.99")
+    update = {"int8_forms": [form], "deployment_candidates": [candidate]}
+    text = "\n".join(render_performance_markdown(report.model_copy(update=update)))
+    assert "`None`" not in text and "Deployment artifact (fastest faithful form on this host): none" in text
+    assert "| model_int8_qoperator.onnx | int8 | onnxruntime | 2 | – | no | cosine 0.95 < 0.99 |" in text
 
 
 def test_vela_on_a_float_tflite_falls_back_to_the_cost_model(tmp_path):

@@ -7,13 +7,15 @@ from pathlib import Path
 import pytest
 
 from edgepipe.config import BuildConfig
-from edgepipe.errors import ConfigError
+from edgepipe.errors import ConfigError, ProfileError
 from edgepipe.load import load_model
 from edgepipe.quantize.ladder import LadderContext, LadderSettings
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.settings import ladder_settings
 from edgepipe.quantize.steps import LADDER_STEPS, qat_step
 from edgepipe.targets import load_profile
+from edgepipe.targets.profile import Quantization, TargetProfile
+from edgepipe.targets.registry import use_profile_dirs
 
 
 def test_ladder_steps_are_registered_in_order() -> None:
@@ -45,17 +47,43 @@ def test_the_qat_budget_reaches_the_ladder_and_must_be_positive() -> None:
         BuildConfig.model_validate({"quantization": {"qat_budget_s": 0}})
 
 
+def _profile(**quantization: object) -> TargetProfile:
+    spec = {"activations": ["int8"], "weights": ["int8"], **quantization}
+    return TargetProfile(name="npu", description="an NPU", device_class="npu", quantization=Quantization(**spec))
+
+
 def test_profile_without_int16_or_per_channel_narrows_the_ladder() -> None:
-    class _Quant:
-        activations = ["int8"]
-        per_channel_weights = False
-
-    class _Target:
-        quantization = _Quant()
-
-    settings = ladder_settings(BuildConfig(), (_Target(),))
+    settings = ladder_settings(BuildConfig(), (_profile(per_channel_weights=False),))
     assert "a16w8" not in settings.precisions and settings.granularities == ("per-tensor",)
     assert settings.granularity == "per-tensor"
+
+
+@pytest.mark.parametrize(("spec", "allowed"), [
+    ({"activations": ["int8", "int16"], "cpu_fallback": False}, ("int8", "a16w8")),
+    ({"activations": ["int8", "int16"], "cpu_fallback": True}, ("int8", "a16w8", "float")),
+    ({"activations": ["int8", "fp16"], "weights": ["int8", "fp16"], "cpu_fallback": False}, ("int8", "float")),
+    ({"activations": ["int8", "int16"], "weights": ["int16"], "cpu_fallback": False}, ()),
+])
+def test_layer_precisions_follow_the_formats_the_accelerator_runs(spec: dict, allowed: tuple) -> None:
+    assert _profile(**spec).quantization.layer_precisions == allowed  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("target", "allowed"), [
+    ("ethos-u55", ("int8", "a16w8")), ("ethos-u85", ("int8", "a16w8")), ("edge-tpu", ("int8",)),
+    ("mobile-npu", ("int8", "a16w8", "float")), ("rk3588", ("int8", "float")), ("gpu-reference", ("int8", "float")),
+    ("host-cpu", ("int8", "a16w8", "float")),
+])
+def test_the_ladder_proposes_only_what_each_target_runs(target: str, allowed: tuple) -> None:
+    assert ladder_settings(BuildConfig(), (load_profile(target),)).precisions == allowed
+
+
+def test_an_unknown_quantization_key_names_the_key_the_file_and_what_is_allowed(tmp_path: Path) -> None:
+    (tmp_path / "my-npu.toml").write_text('description = "x"\ndevice_class = "npu"\n[quantization]\n'
+                                          'activations = ["int8"]\nweights = ["int8"]\ncpu_falback = false\n')
+    with use_profile_dirs([tmp_path]), pytest.raises(ProfileError) as error:
+        load_profile("my-npu")
+    message = error.value.one_line()
+    assert "cpu_falback" in message and "my-npu.toml" in message and "cpu_fallback" in message
 
 
 def test_unknown_quantization_key_is_a_config_error(tmp_path: Path) -> None:
