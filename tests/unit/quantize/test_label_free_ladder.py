@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
+from edgepipe.config import TaskConfig
 from edgepipe.data.dataset import Dataset
 from edgepipe.load import load_model
 from edgepipe.metrics.label_free import Thresholds
@@ -38,8 +39,8 @@ def _context(folder: Path, min_cosine: float, *, selection: bool, min_sqnr_db: f
     settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, SETTINGS, work)
     return LadderContext(model=model, graph=None, floats={"onnx": float_path}, calibration=calibration,
                          selection=chosen, evaluation=unreadable, train=None, threshold=1.0, settings=settings,
-                         work=work, thresholds=Thresholds(min_cosine=min_cosine, min_sqnr_db=min_sqnr_db),
-                         preparation=notes)
+                         work=work, preparation=notes, task=TaskConfig(kind="none"),  # gated on cosine/SQNR only
+                         thresholds=Thresholds(min_cosine=min_cosine, min_sqnr_db=min_sqnr_db, min_part_sqnr_db=None))
 
 
 @pytest.fixture(scope="module")
