@@ -32,6 +32,7 @@ import numpy as np
 
 from edgepipe.artifacts import Artifact
 from edgepipe.data.dataset import Dataset
+from edgepipe.latency.cpu_features import HostCpu, host_cpu
 from edgepipe.latency.session import LatencyResult
 from edgepipe.load.onnx_quantized import quantized_kind
 from edgepipe.metrics.similarity import cosine
@@ -42,6 +43,9 @@ log = logging.getLogger(__name__)
 
 QOPERATOR_NAME = "model_int8_qoperator.onnx"
 QDQ_U8_NAME = "model_int8_qdq_u8.onnx"
+#: The U8S8 QOperator form with 7-bit weights, made on hosts without an int8 dot product (AVX2 alone), where
+#: ONNX Runtime adds pairs of u8 x s8 products into 16 bits: with 7-bit weights a pair (255 x 64, twice) fits.
+REDUCE_RANGE_NAME = "model_int8_reduce_range.onnx"
 #: Smallest output cosine (int8 form vs its fp32 original) a deployment artifact must keep.
 MIN_COSINE = 0.99
 #: Calibration samples the QOperator form is calibrated on, and samples its fidelity is checked on.
@@ -75,7 +79,8 @@ class HostMeasurement:
     faithful: dict[str, Faithfulness] = field(default_factory=dict)
 
 
-def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: Path) -> Path:
+def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: Path, *,
+                   reduce_range: bool = False) -> Path:
     """Int8 ONNX in QOperator form: uint8 activations × int8 per-channel weights, min/max calibration.
 
     Uses the pre-processed float model the build's QDQ quantization left in
@@ -88,19 +93,21 @@ def make_qoperator(float_onnx: Path, out: Path, calibration: Dataset, scratch: P
     preprocess(float_onnx, prepared)
     with open_runner(prepared) as runner:
         names = [spec.name for spec in runner.signature.inputs]
-    return quantize_u8s8(prepared, out, calibration_reader(calibration, names, CALIBRATION_SAMPLES))
+    return quantize_u8s8(prepared, out, calibration_reader(calibration, names, CALIBRATION_SAMPLES),
+                         reduce_range=reduce_range)
 
 
-def quantize_u8s8(float_onnx: Path, out: Path, reader: object) -> Path:
-    """QOperator, uint8 activations × int8 per-channel weights, from ``reader`` (a CalibrationDataReader),
-    after :func:`divisions_as_products`: the one way edgepipe makes this form (build and ``edgepipe bench``)."""
+def quantize_u8s8(float_onnx: Path, out: Path, reader: object, *, reduce_range: bool = False) -> Path:
+    """QOperator, uint8 activations × int8 per-channel weights (7-bit with ``reduce_range``), from ``reader`` (a
+    CalibrationDataReader), after :func:`divisions_as_products`: the one way edgepipe makes this form (build and
+    ``edgepipe bench``)."""
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static  # heavy optional dependency
 
     source = divisions_as_products(float_onnx, out.with_name(f".{out.stem}_products.onnx"))
     chatter = io.StringIO()  # the calibrator prints progress to stdout; keep it in the log instead
     with contextlib.redirect_stdout(chatter):
         quantize_static(str(source), str(out), reader, quant_format=QuantFormat.QOperator, per_channel=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, reduce_range=reduce_range)
     log.debug("%s", chatter.getvalue().strip())
     if source != float_onnx:
         source.unlink(missing_ok=True)
@@ -158,8 +165,10 @@ def fp32_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
     return floats.get(artifact.format) or floats.get("onnx")
 
 
-def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
-    """The extra int8 form host-cpu may deploy, written into ``folder``.
+def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path,
+               cpu: HostCpu | None = None) -> list[Artifact]:
+    """The extra int8 forms host-cpu may deploy, written into ``folder``; on an x86 host without an int8 dot
+    product (``cpu``, this host's by default) also :data:`REDUCE_RANGE_NAME`, which cannot saturate there.
 
     The build's QDQ ONNX with uint8 activations (:data:`QDQ_U8_NAME`): the ladder's result, fused by
     ONNX Runtime into U8S8 kernels, made without a second calibration (the ladder's mixed-precision result
@@ -167,6 +176,19 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     afresh. A mixed-precision model that cannot be shifted gets no extra form: a fresh all-int8 calibration
     would drop the layers the ladder kept above int8 (on a hand-keypoint regressor: cosine 0.99 -> 0.81).
     """
+    forms = _main_form(artifacts, calibration, folder, scratch)
+    cpu = cpu or host_cpu()
+    float_onnx = next((a for a in artifacts if a.key == "model.onnx" and a.precision == "fp32"), None)
+    if cpu.architecture in ("x86_64", "AMD64") and cpu.int8_dot_product is None and float_onnx is not None:
+        path = make_qoperator(float_onnx.path, folder / REDUCE_RANGE_NAME, calibration, scratch, reduce_range=True)
+        if is_quantized(path):
+            forms.append(Artifact(path, "onnx", "int8"))
+        else:
+            path.unlink()
+    return forms
+
+
+def _main_form(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
     qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
     shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None
     if shifted is not None:
