@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from edgepipe.cli import main
+from edgepipe.cli.init_config import describe_inputs, suggested_shapes
 from edgepipe.config import load_config
 from edgepipe.errors import ExitCode
 from edgepipe.load import load_model
-from edgepipe.cli.init_config import describe_inputs, suggested_shapes
 from tests.models.formats import nchw_cnn, two_in_two_out
 from tests.realmodels import fetch
 
