@@ -12,11 +12,12 @@ build does, the ladder's context is made from the model's ``edgepipe.toml``, and
 - what they decide: the five most sensitive layers, the nodes the ranking says hurt (in order), and the
   outcome of step (c) (held or not, its setting, the layers it keeps higher).
 
-Run it on two versions of edgepipe (``PYTHONPATH`` at each checkout) to compare; ``--label`` names the run
-and ``--out`` merges it into a JSON file under ``benchmarks/results/`` with the CPU it ran on::
+Run it on two versions of edgepipe (``PYTHONPATH`` at each checkout) to compare a change; ``--label`` names the
+run and ``--out`` merges it into a JSON file with the CPU it ran on (a comparison of two commits, not a figure of
+the results page)::
 
     PYTHONPATH=$PWD python benchmarks/ladder_analysis.py ZOO/ppocr_v4_cls ZOO/oww_embedding ZOO/magika \\
-        models/digits_nobn --label after --out benchmarks/results/ladder_analysis.json
+        models/digits_nobn --label after --out /tmp/ladder_analysis.json
 """
 
 from __future__ import annotations

@@ -86,6 +86,11 @@ class VendorCheck:
             if result is None:
                 continue
             plain = compile_artifact(target, int8.path, folder / "int8") if int8 is not None else None
-            results.append(CandidateCompile(target.name, result.tool, result.status, result.detail[:300],
+            results.append(CandidateCompile(target.name, result.tool, result.status, _shortened(result.detail),
                                             _cpu_ops(result), _cpu_ops(plain) if plain is not None else None))
         return results
+
+
+def _shortened(detail: str, keep: int = 150) -> str:
+    """A vendor message cut to its start and its end (where the reason follows the long tensor names)."""
+    return detail if len(detail) <= 2 * keep else f"{detail[:keep]} … {detail[-keep:]}"
