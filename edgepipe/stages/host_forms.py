@@ -13,7 +13,7 @@ from pathlib import Path
 from edgepipe.artifacts import Artifact
 from edgepipe.containment import LITERT, ORT_QUANTIZER, contained
 from edgepipe.errors import ToolFailed
-from edgepipe.latency.session import LatencyResult
+from edgepipe.latency.interleaved import LatencyResult
 from edgepipe.metrics.compare import reference_of
 from edgepipe.quantize.host.forms import QDQ_U8_NAME, Faithfulness, HostMeasurement, form_fidelity, host_forms
 from edgepipe.report.schema import AccuracyInfo

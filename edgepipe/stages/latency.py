@@ -6,7 +6,7 @@ from edgepipe.artifacts import Artifact
 from edgepipe.config import BuildConfig
 from edgepipe.containment import LITERT, ONNXRUNTIME, contained
 from edgepipe.errors import ToolFailed
-from edgepipe.latency.session import LatencyResult, measure_session
+from edgepipe.latency.interleaved import LatencyResult, measure_session
 from edgepipe.load.synthetic import synthetic_sample
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs

@@ -12,7 +12,7 @@ from typing import Any
 from edgepipe import __version__
 from edgepipe.artifacts import Artifact
 from edgepipe.gate.verdict import VerdictInputs, decide
-from edgepipe.latency.session import LatencyResult
+from edgepipe.latency.interleaved import LatencyResult
 from edgepipe.report import BuildReport
 from edgepipe.report.schema import AccuracyInfo, ArtifactInfo, LatencyDetail, ModelInfo, StageInfo
 from edgepipe.stage_log import StageLog

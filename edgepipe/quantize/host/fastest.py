@@ -20,9 +20,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from edgepipe.figures import MEASURED, FigureKind
+from edgepipe.latency.interleaved import LatencyResult
 from edgepipe.latency.measure import BenchSettings, precision_of, single_stream
 from edgepipe.latency.op_profile import ort_time_by_op_type, xnnpack_rejected_ops
-from edgepipe.latency.session import LatencyResult
 from edgepipe.quantize.host.forms import MIN_COSINE, QOPERATOR_NAME, HostMeasurement
 
 log = logging.getLogger(__name__)

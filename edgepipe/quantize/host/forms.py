@@ -33,7 +33,7 @@ import numpy as np
 from edgepipe.artifacts import Artifact
 from edgepipe.data.dataset import Dataset
 from edgepipe.latency.cpu_features import HostCpu, host_cpu
-from edgepipe.latency.session import LatencyResult
+from edgepipe.latency.interleaved import LatencyResult
 from edgepipe.load.onnx_quantized import quantized_kind
 from edgepipe.metrics.similarity import cosine
 from edgepipe.quantize.host.qdq_uint8 import uint8_activations

@@ -83,7 +83,7 @@ def test_artifacts_and_int8_forms_tables_come_from_one_session(reference_build):
 
 def _session(folder, cosine):
     """A measurement session of the reference build's ONNX artifacts: fp32 2.0 ms, QDQ 1.5 ms, uint8 QDQ 1.0 ms."""
-    from edgepipe.latency.session import LatencyResult
+    from edgepipe.latency.interleaved import LatencyResult
     from edgepipe.quantize.host.forms import HostMeasurement
 
     times = {"model.onnx": 2.0, "model_int8.onnx": 1.5, "model_int8_qdq_u8.onnx": 1.0}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from edgepipe.artifacts import Artifact
 from edgepipe.latency.cpu_features import parse_cpuinfo
-from edgepipe.latency.session import LatencyResult
+from edgepipe.latency.interleaved import LatencyResult
 from edgepipe.metrics.records import ComparisonInfo, LabelFreeInfo
 from edgepipe.quantize.host.fastest import deployment_choice
 from edgepipe.quantize.host.forms import Faithfulness, HostMeasurement

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgepipe.latency.session import median_ci
+from edgepipe.latency.interleaved import median_ci
 
 
 def test_ranks_match_the_binomial_table() -> None:
