@@ -112,7 +112,8 @@ def _ladder(inputs: BuildInputs, floats: list[Artifact], graph: Any, folder: Pat
         evaluation=inputs.evaluation, train=optional_split(config, inputs, "train"),
         threshold=config.accuracy.max_drop_points, settings=settings, work=work,
         thresholds=thresholds_of(config.accuracy), preparation=preparation, memo=inputs.memo,
-        task=config.accuracy.task, vendor_check=VendorCheck.of(inputs.targets, work / "vendor"))
+        task=config.accuracy.task, vendor_check=VendorCheck.of(inputs.targets, work / "vendor"),
+        host_kernels=any(t.device_class == "cpu" for t in inputs.targets))
     kept, report = run_ladder(context)
     artifacts = []
     for artifact in kept:  # the kept step's files, under the names every build uses
