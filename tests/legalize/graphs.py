@@ -145,3 +145,27 @@ def samples(model: Any, count: int = 4, seed: int = 0) -> list[list[np.ndarray]]
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     rng = np.random.default_rng(seed)
     return [[(3.0 * rng.standard_normal(shape)).astype(np.float32)] for _ in range(count)]
+
+
+def gated_classifier(path: Path, count: int = 24) -> tuple[Path, Path, Path]:
+    """A small classifier with a HardSigmoid gate (PaddleOCR's squeeze-excitation), its calibration data and its
+    evaluation data labelled by the float model's own top-1: (model, calibration, evaluation)."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(4)
+    inits = {"w": rng.normal(0, 0.5, (8, 3, 3, 3)).astype(np.float32), "b": np.zeros(8, np.float32),
+             "fc": rng.normal(0, 0.5, (8, 4)).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("HardSigmoid", ["c"], ["h"], name="gate", alpha=0.2, beta=0.5),
+             helper.make_node("Mul", ["c", "h"], ["g"], name="gated"),
+             helper.make_node("GlobalAveragePool", ["g"], ["p"], name="pool"),
+             helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    model = _model(nodes, [1, 3, 8, 8], inits, 13)
+    save(model, path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    calib, evaluation = rng.random((count, 3, 8, 8), dtype=np.float32), rng.random((count, 3, 8, 8), dtype=np.float32)
+    labels = [int(np.argmax(session.run(None, {"x": sample[None]})[0])) for sample in evaluation]
+    np.savez(path.parent / "calib.npz", x=calib)
+    np.savez(path.parent / "eval.npz", x=evaluation, labels=np.array(labels))
+    return path, path.parent / "calib.npz", path.parent / "eval.npz"

@@ -77,3 +77,10 @@ def test_the_model_file_is_never_changed(legalize: Legalize) -> None:
     run = legalize(model, graphs.profile())
     assert run.result.path is not None and run.result.path != run.source
     assert run.source.read_bytes() == model.SerializeToString()
+
+
+def test_the_targets_guide_lists_every_rewrite_with_its_rule() -> None:
+    from edgepipe.config import PROJECT_ROOT
+
+    page = (PROJECT_ROOT / "docs" / "guide" / "targets.md").read_text(encoding="utf-8")
+    assert all(f"| `{r.name}` | {r.rule} |" in page for r in REWRITES)
