@@ -15,7 +15,7 @@ A kept rewrite is tried again (a large pooling window may need two cascades) for
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -93,6 +93,13 @@ def _tensor_types(model: Any) -> dict[str, tuple[int, tuple[int | None, ...] | N
     return found
 
 
+def _listed(profile: TargetProfile) -> Callable[[str], bool]:
+    """Whether ``profile``'s accelerator lists an ONNX op (an op table taking every op lists them all)."""
+    table = profile.op_table("onnx")
+    assert table is not None
+    return lambda op: table.all_ops or op in table.ops
+
+
 def _drop_unused_initializers(model: Any) -> None:
     """Remove the initializers nothing reads any more (the constants of the nodes a rewrite replaced), in place."""
     read = {name for node in model.graph.node for name in node.input} | {o.name for o in model.graph.output}
@@ -111,9 +118,7 @@ def _round(rewrite: Rewrite, state: _State, profile: TargetProfile, samples: Che
 
     candidate = onnx.ModelProto()
     candidate.CopyFrom(state.model)
-    table = profile.op_table("onnx")
-    assert table is not None
-    site = Site(candidate, state.on_cpu(), lambda op: table.all_ops or op in table.ops, _tensor_types(candidate))
+    site = Site(candidate, state.on_cpu(), _listed(profile), _tensor_types(candidate))
     count = rewrite.apply(site)
     if not count:
         return None, 0, None, "no node on the CPU has the form this rewrite takes"
@@ -161,9 +166,8 @@ def _outcome_without_trying(rewrite: Rewrite, profile: TargetProfile, switches: 
     if not switches.allows(rewrite.name):
         return RewriteOutcome(name=rewrite.name, rule=rewrite.rule, status="off",
                               reason="turned off in [legalize] of the config")
-    table = profile.op_table("onnx")
-    assert table is not None
-    missing = [op for op in rewrite.emits if not (table.all_ops or op in table.ops)]
+    listed = _listed(profile)
+    missing = [op for op in rewrite.emits if not listed(op)]
     return RewriteOutcome(name=rewrite.name, rule=rewrite.rule, status="refused",
                           reason=f"the accelerator does not list {', '.join(missing)}, which the rewritten form uses")
 
@@ -186,15 +190,13 @@ def legalize_model(source: Path, profile: TargetProfile, samples: CheckSamples, 
     start = work / "start.onnx"
     onnx.save(model, str(start))
     state = _State(model, start, check_model(start, profile))
-    before = state.placement
-    table = profile.op_table("onnx")
-    assert table is not None
+    before, listed = state.placement, _listed(profile)
     outcomes = []
     for rewrite in REWRITES:
         cpu_ops = {v.op for v in state.support.node_verdicts if v.placement == "cpu"}
         if not cpu_ops & set(rewrite.replaces):
             continue
-        if not switches.allows(rewrite.name) or any(not (table.all_ops or op in table.ops) for op in rewrite.emits):
+        if not switches.allows(rewrite.name) or not all(map(listed, rewrite.emits)):
             outcomes.append(_outcome_without_trying(rewrite, profile, switches))
             continue
         state, outcome = _attempt(rewrite, state, profile, samples, work)
