@@ -184,6 +184,26 @@ class QuantizationConfig(_Strict):
                     "so far and the report lists what did not run. Step (a) always runs.")
 
 
+#: The legalization rewrites by name (:data:`edgepipe.legalize.registry.REWRITES`, in the same order).
+RewriteName = Literal["hard-sigmoid", "hard-swish", "pool-cascade", "focus", "gelu", "erf", "layer-norm",
+                      "softmax-axis", "reshape-rank", "div-constant"]
+
+
+class LegalizeConfig(_Strict):
+    """Per-target legalization (docs/guide/targets.md): ops a target runs on its CPU rewritten into equivalent
+    forms its accelerator runs, in the artifacts only (the model file is never changed)."""
+
+    enabled: bool = Field(True, description="Try the rewrites for every target whose profile checks an ONNX "
+                                            "artifact; false: artifacts keep the model's own ops.")
+    rewrites: dict[RewriteName, bool] = Field(
+        default_factory=dict, description="Per-rewrite switches by name (false: never tried); rewrites not named "
+                                          "follow `enabled`.")
+
+    def allows(self, name: str) -> bool:
+        """Whether the rewrite ``name`` may be tried."""
+        return self.enabled and self.rewrites.get(name, True)  # type: ignore[call-overload]
+
+
 class BuildConfig(_Strict):
     """Everything one ``edgepipe build`` needs, after the config file and CLI flags are merged."""
 
@@ -198,6 +218,7 @@ class BuildConfig(_Strict):
     accuracy: AccuracyConfig = AccuracyConfig()
     latency: LatencyConfig = LatencyConfig()
     quantization: QuantizationConfig = QuantizationConfig()
+    legalize: LegalizeConfig = LegalizeConfig()
     limits: LimitsConfig = LimitsConfig()
     cache: CacheConfig = CacheConfig()
     gate: GateConfig = GateConfig()

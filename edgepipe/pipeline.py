@@ -1,10 +1,10 @@
-"""The build driver: (cache lookup) → load → export → quantize → evaluate → latency → per target: report.
+"""The build driver: (cache lookup) → load → export → legalize → quantize → evaluate → latency → per target: report.
 
 Each stage (one module in ``edgepipe.stages``) hands a typed result to the next;
 invariants are checked between them (every artifact loads and keeps the
 model's shape). Work the targets share runs once: export once per build,
 quantization (with evaluation and host latency) once per group of targets with
-the same quantization requirements; then each target gets its own folder,
+the same quantization requirements and the same legalized float model; then each target gets its own folder,
 per-target sections and report. Targets whose
 content-addressed cache entry exists are restored instead (without importing
 TensorFlow). Inputs are validated before anything is written; outputs are
@@ -29,6 +29,7 @@ from edgepipe.cache import BuildCache, CacheKey, digest_of, target_keys
 from edgepipe.config import BuildConfig
 from edgepipe.gate import GateResult, apply_baseline, load_baseline
 from edgepipe.health import check_artifact
+from edgepipe.legalize import legalizable
 from edgepipe.output import StagingFolder
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report import BuildReport
@@ -40,6 +41,7 @@ from edgepipe.stages.export import export_stage
 from edgepipe.stages.host_forms import host_forms_stage, host_measurement, needs_host_forms
 from edgepipe.stages.inputs import BuildInputs, validate_inputs
 from edgepipe.stages.latency import latency_stage
+from edgepipe.stages.legalize import QuantizationGroup, legalize_stage
 from edgepipe.stages.per_target import TARGET_STAGES, TargetContext, run_target_stages
 from edgepipe.stages.quantize import quantize_stage
 from edgepipe.stages.report import make_report
@@ -89,10 +91,11 @@ def model_folder(config: BuildConfig) -> Path:
     return config.output / name
 
 
-def planned_stage_count(targets: int, groups: int = 1, host_groups: int = 0) -> int:
+def planned_stage_count(targets: int, groups: int = 1, host_groups: int = 0, legalized: int = 0) -> int:
     """How many stages a build of ``targets`` targets in ``groups`` quantization groups reports to its listener
-    (``host_groups`` of them with a host-cpu target add the host int8 forms)."""
-    return 2 + 3 * groups + host_groups + targets * (1 + len(TARGET_STAGES))
+    (``host_groups`` of them with a host-cpu target add the host int8 forms, ``legalized`` targets a legalization;
+    a group whose targets get different rewrites quantizes once more per extra model, not counted here)."""
+    return 2 + 3 * groups + host_groups + legalized + targets * (1 + len(TARGET_STAGES))
 
 
 def produce_artifacts(inputs: BuildInputs, scratch: Path, stages: StageLog, *, quantize: bool = True,
@@ -150,16 +153,17 @@ def quantization_groups(config: BuildConfig, targets: tuple[TargetProfile, ...])
     return [tuple(group) for group in groups.values()]
 
 
-def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[Artifact], object], scratch: Path,
-                 root: Path, stages: StageLog, result: BuildResult) -> None:
-    """Quantize, evaluate and time once for ``inputs.targets`` (equal requirements), then each target's folder."""
-    floats, graph = exported
+def _build_group(config: BuildConfig, inputs: BuildInputs, group: QuantizationGroup, scratch: Path, root: Path,
+                 stages: StageLog, result: BuildResult) -> None:
+    """Quantize, evaluate and time once for ``group.targets`` (equal requirements, the same float artifacts), then
+    each target's folder."""
+    inputs = replace(inputs, targets=group.targets)
     folder = scratch / "artifacts"
     folder.mkdir()
-    quantized, ladder = quantize_stage(inputs, floats, graph, folder, scratch, stages, config)
+    quantized, ladder = quantize_stage(inputs, group.floats, group.graph, folder, scratch, stages, config)
     for artifact in quantized:
         check_artifact(artifact, inputs.model.signature)
-    artifacts = floats + quantized
+    artifacts = group.floats + quantized
     forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages,
                                      config.accuracy.min_cosine if config.accuracy.gate else None)
     accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=forms)
@@ -173,6 +177,7 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
                 shutil.copyfile(artifact.path, staged.path / artifact.key)
             sections = run_target_stages(TargetContext(inputs, target, tuple(mine), staged.path, stages, measured))
             sections["quantization"] = ladder
+            sections["legalization"] = group.legalization.get(target.name)
             timed = {a.key: latency[a.key] for a in mine if a.key in latency}
             report = make_report(inputs, target, mine, accuracy_for(accuracy, mine, target), timed, stages, sections)
             write_report(report, staged.path)
@@ -183,7 +188,8 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, exported: tuple[list[
 
 def _build_targets(config: BuildConfig, targets: tuple[TargetProfile, ...], root: Path, stages: StageLog,
                    result: BuildResult) -> None:
-    """The full pipeline for ``targets``: export once, quantize once per group of equal requirements."""
+    """The full pipeline for ``targets``: export once, legalize per target, quantize once per group of equal
+    requirements and equal legalized models."""
     names = [t.name for t in targets]
     inputs = validate_inputs(config.model_copy(update={"targets": names}), stages)
     with StagingFolder(root / ".scratch") as scratch:
@@ -193,10 +199,16 @@ def _build_targets(config: BuildConfig, targets: tuple[TargetProfile, ...], root
         floats, graph = export_stage(inputs, export_folder, scratch.path, stages)
         for artifact in floats:
             check_artifact(artifact, inputs.model.signature)
-        for index, group in enumerate(quantization_groups(config, inputs.targets)):
-            work = scratch.path / f"group-{index}"
-            work.mkdir()
-            _build_group(config, replace(inputs, targets=group), (floats, graph), work, root, stages, result)
+        for index, targets_alike in enumerate(quantization_groups(config, inputs.targets)):
+            groups = legalize_stage(replace(inputs, targets=targets_alike), floats, graph,
+                                    scratch.path / f"legalize-{index}", stages, config.legalize)
+            for number, group in enumerate(groups):
+                for artifact in group.floats:
+                    if artifact not in floats:  # a legalized float model: still the model's inputs and outputs
+                        check_artifact(artifact, inputs.model.signature)
+                work = scratch.path / f"group-{index}-{number}"
+                work.mkdir()
+                _build_group(config, inputs, group, work, root, stages, result)
 
 
 def _restore_targets(cache: BuildCache, entries: dict[str, Path], root: Path, stages: StageLog,
@@ -248,7 +260,9 @@ def run_build(config: BuildConfig, listener: Listener | None = None, *,
     missing = tuple(p for p in profiles if p.name not in entries)
     if listener is not None and missing:
         groups = quantization_groups(config, missing)
-        listener("plan", str(planned_stage_count(len(missing), len(groups), sum(map(needs_host_forms, groups)))))
+        legalized = sum(legalizable(p, config.legalize) for p in missing)
+        listener("plan", str(planned_stage_count(len(missing), len(groups), sum(map(needs_host_forms, groups)),
+                                                 legalized)))
     elif listener is not None:
         listener("plan", str(len(entries)))
     built = BuildResult(root=root)

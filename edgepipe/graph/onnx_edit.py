@@ -55,3 +55,38 @@ def constants_to_initializers(model: Any) -> int:
         del model.graph.node[:]
         model.graph.node.extend(kept)
     return moved
+
+
+class NameScope:
+    """Fresh names for the nodes and tensors a rewrite adds to one graph: none collides with a name it has."""
+
+    def __init__(self, model: Any):
+        graph = model.graph
+        self._taken = ({t.name for t in graph.initializer} | {n.name for n in graph.node}
+                       | {o for n in graph.node for o in n.output} | {i.name for i in graph.input}
+                       | {o.name for o in graph.output})
+
+    def fresh(self, name: str) -> str:
+        """``name``, or ``name`` with a numeric suffix, taken from now on."""
+        candidate, suffix = name, 0
+        while candidate in self._taken:
+            suffix += 1
+            candidate = f"{name}_{suffix}"
+        self._taken.add(candidate)
+        return candidate
+
+
+def name_every_node(model: Any) -> int:
+    """Give every node of the main graph a name of its own (unnamed ones ``<op>_<index>``, repeats a suffix), in
+    place; returns how many were renamed. Placement and vendor tools match nodes by name."""
+    scope = NameScope(model)
+    seen: set[str] = set()
+    renamed = 0
+    for index, node in enumerate(model.graph.node):
+        if node.name and node.name not in seen:
+            seen.add(node.name)
+            continue
+        node.name = scope.fresh(node.name or f"{node.op_type}_{index}")
+        seen.add(node.name)
+        renamed += 1
+    return renamed

@@ -197,15 +197,17 @@ def _calibration_samples(prepared: Path, calibration: Dataset) -> dict[str, list
     return {key: samples}
 
 
-def _recipe(activation_bits: int) -> Any:
-    """ai-edge-quantizer's static recipe: int8 weights, ``activation_bits`` (8 or 16) activations."""
+def _recipe(activation_bits: int, float_ops: tuple[str, ...] = ()) -> Any:
+    """ai-edge-quantizer's static recipe: int8 weights, ``activation_bits`` (8 or 16) activations, and the TFLite ops
+    ``float_ops`` (``"DIV"``) left in float between a DEQUANTIZE and a QUANTIZE."""
     from ai_edge_quantizer import recipe
 
-    return recipe.static_wi8_ai16() if activation_bits == 16 else recipe.static_wi8_ai8()
+    chosen = recipe.static_wi8_ai16() if activation_bits == 16 else recipe.static_wi8_ai8()
+    return [*chosen, *({"regex": ".*", "operation": op, "algorithm_key": "no_quantize"} for op in float_ops)]
 
 
 def calibrate_min_max(prepared: Path, samples: dict[str, list[dict[str, np.ndarray]]],
-                      activation_bits: int = 8) -> dict[str, Any]:
+                      activation_bits: int = 8, float_ops: tuple[str, ...] = ()) -> dict[str, Any]:
     """Activation ranges as the true min/max over all samples.
 
     ``Quantizer.calibrate`` keeps a moving average of per-sample ranges, which clips the
@@ -216,7 +218,7 @@ def calibrate_min_max(prepared: Path, samples: dict[str, list[dict[str, np.ndarr
     from ai_edge_quantizer.utils import qsv_utils
 
     manager = recipe_manager.RecipeManager()
-    manager.load_quantization_recipe(_recipe(activation_bits))
+    manager.load_quantization_recipe(_recipe(activation_bits, float_ops))
     calib = calibrator.Calibrator(prepared.read_bytes(), num_threads=2, qsv_update_func=qsv_utils.min_max_update)
     calib.calibrate(samples, manager)
     return calib.get_model_qsvs()
@@ -252,10 +254,11 @@ def _refuse_control_flow(prepared: Path) -> None:
 
 
 def quantize_float_tflite(float_path: Path, out_path: Path, calibration: Dataset, scratch: Path,
-                          activation_bits: int = 8) -> Path:
+                          activation_bits: int = 8, float_ops: tuple[str, ...] = ()) -> Path:
     """Write the static int8-weight TFLite of ``float_path`` to ``out_path``, activations ``activation_bits`` wide.
 
-    8: full int8; 16: int16 activations with int8 weights (a16w8, for targets that run it).
+    8: full int8; 16: int16 activations with int8 weights (a16w8, for targets that run it). ``float_ops``: TFLite
+    ops kept in float (their int8 kernel refuses the file, e.g. a DIV whose divisor quantizes to its zero point).
     Inputs and outputs become integers with their own scale and zero point; the LiteRT
     runner converts real values at the boundary.
     """
@@ -263,11 +266,11 @@ def quantize_float_tflite(float_path: Path, out_path: Path, calibration: Dataset
 
     prepared = prepare_float_tflite(float_path, scratch / f"{float_path.stem}_prepared.tflite")
     _refuse_control_flow(prepared)
-    engine = quantizer.Quantizer(str(prepared), _recipe(activation_bits))
+    engine = quantizer.Quantizer(str(prepared), _recipe(activation_bits, float_ops))
     # The quantizer draws progress bars on stderr and warns about its debug resolver: keep the CLI's output clean.
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        ranges = calibrate_min_max(prepared, _calibration_samples(prepared, calibration), activation_bits)
+        ranges = calibrate_min_max(prepared, _calibration_samples(prepared, calibration), activation_bits, float_ops)
         engine.quantize(ranges, enable_progress_report=False).export_model(str(out_path), overwrite=True)
     log.info("quantized %s -> %s (ai-edge-quantizer static_wi8_ai%d)", float_path.name, out_path.name,
              activation_bits)

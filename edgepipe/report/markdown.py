@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from edgepipe.figures import pct
+from edgepipe.legalize.markdown import render_legalization
 from edgepipe.perf.render import render_performance_markdown
 from edgepipe.quantize.markdown import render_quantization
 from edgepipe.report.accuracy_stats import render_interval
@@ -38,6 +39,8 @@ def render_markdown(report: BuildReport) -> str:
         lines += [""] if acc.resolution_warnings else []
         if acc.label_free is not None:
             lines += render_label_free(acc.label_free)
+    if report.legalization is not None:
+        lines += render_legalization(report.legalization, report.support)
     if report.quantization is not None:
         lines += render_quantization(report.quantization)
     lines += ["## Artifacts", "",

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from edgepipe.figures import MEASURED, FigureKind
+from edgepipe.legalize.report import LegalizationReport
 from edgepipe.perf.report import PerformanceReport
 from edgepipe.quantize.report import QuantizationReport
 from edgepipe.report.accuracy_stats import DropInterval
@@ -17,7 +18,7 @@ from edgepipe.report.pytorch import TorchComparisonInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
 from edgepipe.support.report import SupportReport
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 class _Record(BaseModel):
@@ -97,6 +98,9 @@ class BuildReport(_Record):
     verdict_reason: str
     quantization: QuantizationReport | None = Field(
         None, description="The quantization ladder's decision trail and per-layer sensitivity.")
+    legalization: LegalizationReport | None = Field(
+        None, description="Rewrites of ops the target runs on its CPU into forms its accelerator runs, with the "
+                          "float model's placement before and after (targets that check an ONNX artifact).")
     support: SupportReport | None = Field(
         None, description="Per-node accelerator/CPU placement of the artifact deployed to the target.")
     performance: PerformanceReport | None = Field(

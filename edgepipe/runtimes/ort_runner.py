@@ -39,9 +39,11 @@ class OnnxRuntimeRunner(Runner):
 
     runtime = "onnxruntime"
 
-    def __init__(self, path: Path, threads: int | None = None, *, reference_int8: bool = False):
+    def __init__(self, path: Path, threads: int | None = None, *, reference_int8: bool = False,
+                 graph_as_written: bool = False):
         super().__init__(path, threads)
         self.reference_int8 = reference_int8
+        self.graph_as_written = graph_as_written
 
     def activate_impl(self) -> Signature:
         import onnxruntime as ort
@@ -52,6 +54,8 @@ class OnnxRuntimeRunner(Runner):
             options.intra_op_num_threads = self.threads
         if self.reference_int8:
             options.add_session_config_entry(DISABLE_QDQ_FUSION, "1")
+        if self.graph_as_written:  # no fusions: each node computed as written
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
         self._input_names = [i.name for i in self._session.get_inputs()]
         return Signature(inputs=tuple(_spec(i) for i in self._session.get_inputs()),

@@ -6,6 +6,11 @@ handle (or whose int8 output LiteRT cannot run) is recorded as a failed stage wi
 quantizer's message and a next step; the build goes on with the other artifacts and no
 target that deploys int8 TFLite can pass.
 
+An int8 op LiteRT refuses at run time on calibration data (a DIV whose divisor quantizes to
+its zero point: "div.cc ... data[i] != zero_point", a normalization by a range that is zero on
+silence) is repaired: the file is quantized again with that op kept in float
+(:data:`FLOAT_WHEN_REFUSED`), and the stage says so.
+
 Without a source graph the fallback ladder cannot re-quantize layer by layer, but it has
 one rung here (:func:`widen_if_missed`): when the int8 file misses the label-free
 thresholds on the calibration split and every target of the group runs int16
@@ -19,6 +24,7 @@ for, such as HARD_SWISH, in float, which Vela refuses: "IFM has to be 8bit").
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import time
 from pathlib import Path
@@ -38,8 +44,13 @@ log = logging.getLogger(__name__)
 STAGE = "quantize-tflite"
 
 
-#: Calibration samples the a16w8 rung scores int8 against a16w8 on (the ladder's label-free selection size).
+#: Calibration samples the a16w8 rung scores int8 against a16w8 on (the ladder's label-free selection size), and
+#: that every quantized file must run on.
 RUNG_SAMPLES = 64
+#: TFLite ops whose int8 kernel can refuse a file at run time (LiteRT's DIV: a divisor at its zero point), kept in
+#: float when it does.
+FLOAT_WHEN_REFUSED = ("DIV",)
+_REFUSED_OP = re.compile(r"\((\w+)\) failed to (?:invoke|prepare)")
 
 
 def quantize_graphless_tflite(inputs: BuildInputs, floats: list[Artifact], folder: Path, scratch: Path,
@@ -67,7 +78,7 @@ def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Pat
         stages.skip(STAGE, "no calibration data (give --calib or data.calibration)")
         return []
     from edgepipe.export.onnx_to_tflite import int8_output
-    from edgepipe.quantize.tflite_aiedge import quantize_float_tflite, tflite_kind
+    from edgepipe.quantize.tflite_aiedge import tflite_kind
 
     prebuilt = next((p for p in map(int8_output, (a.path for a in sources)) if p is not None), None)
     if prebuilt is not None and _takes_source_inputs(prebuilt, inputs):
@@ -83,16 +94,38 @@ def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Pat
                   + (" (float16 weights folded to float32 first)" if kind == "fp16-weights" else ""))
         try:
             with stages.stage(STAGE, detail):
-                with contained(AI_EDGE_QUANTIZER):
-                    path = quantize_float_tflite(source.path, folder / "model_int8.tflite", inputs.calibration,
-                                                 scratch)
-                _check_runs(path, inputs)
+                path, repair = quantize_runnable(source.path, folder / "model_int8.tflite", inputs, scratch)
         except ToolFailed as failure:
             (folder / "model_int8.tflite").unlink(missing_ok=True)
             stages.fail(STAGE, failure, artifact="model_int8.tflite")
             continue
+        stages.annotate(STAGE, repair)
         quantized.append(Artifact(path, "tflite", "int8"))
     return quantized
+
+
+def quantize_runnable(source: Path, out: Path, inputs: BuildInputs, scratch: Path,
+                      activation_bits: int = 8) -> tuple[Path, str]:
+    """ai-edge-quantizer's file of ``source`` that LiteRT runs on the calibration samples, and a note when an op of
+    :data:`FLOAT_WHEN_REFUSED` had to stay float for that (empty otherwise); :class:`ToolFailed` when none runs."""
+    from edgepipe.quantize.tflite_aiedge import quantize_float_tflite
+
+    assert inputs.calibration is not None
+    with contained(AI_EDGE_QUANTIZER):
+        path = quantize_float_tflite(source, out, inputs.calibration, scratch, activation_bits)
+    try:
+        _check_runs(path, inputs)
+        return path, ""
+    except ToolFailed as refused:
+        match = _REFUSED_OP.search(refused.message)
+        if match is None or match.group(1) not in FLOAT_WHEN_REFUSED:
+            raise
+        op, why = match.group(1), refused.message
+    with contained(AI_EDGE_QUANTIZER):
+        path = quantize_float_tflite(source, out, inputs.calibration, scratch, activation_bits, float_ops=(op,))
+    _check_runs(path, inputs)
+    return path, (f"LiteRT's int8 {op} refused the quantized file on calibration data ({why}): every {op} kept in "
+                  "float (a DEQUANTIZE before it, a QUANTIZE after it)")
 
 
 def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
@@ -111,13 +144,15 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
     twin is kept when it misses fewer thresholds or has the higher lowest cosine there, and ``vendor_check``
     (when given) does not refuse it.
     """
-    from edgepipe.quantize.tflite_aiedge import quantize_float_tflite
-
     assert inputs.calibration is not None
     name, start = f"{STAGE}-a16w8", time.perf_counter()
     samples = min(len(inputs.calibration), RUNG_SAMPLES)
-    with contained(LITERT_ON_QUANTIZED):
-        cosine, missed = _score(float_path, int8.path, inputs.calibration, thresholds)
+    try:
+        with contained(LITERT_ON_QUANTIZED):
+            cosine, missed = _score(float_path, int8.path, inputs.calibration, thresholds)
+    except ToolFailed as failure:  # the int8 file cannot be scored here: kept, and evaluation reports it
+        stages.fail(name, failure, artifact=int8.key)
+        return int8
     if not missed:
         stages.ran(name, time.perf_counter() - start, f"int8 met the label-free thresholds on {samples} calibration "
                    f"samples (lowest output cosine {cosine:.4f}): kept, int16 activations not tried")
@@ -125,9 +160,7 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
     wide_path = scratch / "a16w8" / int8.path.name
     wide_path.parent.mkdir(exist_ok=True)
     try:
-        with contained(AI_EDGE_QUANTIZER):
-            quantize_float_tflite(float_path, wide_path, inputs.calibration, scratch, activation_bits=16)
-        _check_runs(wide_path, inputs)
+        _, repair = quantize_runnable(float_path, wide_path, inputs, scratch, activation_bits=16)
         with contained(LITERT_ON_QUANTIZED):
             wide_cosine, wide_missed = _score(float_path, wide_path, inputs.calibration, thresholds)
     except ToolFailed as failure:
@@ -144,7 +177,8 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
                f"(a16w8): lowest output cosine {cosine:.4f} -> {wide_cosine:.4f}, "
                + ("a16w8 kept (2x activation memory and bandwidth)" if kept else
                   f"int8 kept (the vendor compiler refused a16w8: {'; '.join(refused)})" if refused else
-                  "int8 kept"))
+                  "int8 kept")
+               + (f"; a16w8: {repair}" if repair else ""))
     if not kept:
         return int8
     shutil.copyfile(wide_path, int8.path)
@@ -152,8 +186,8 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
 
 
 def _check_runs(path: Path, inputs: BuildInputs) -> None:
-    """Raise :class:`ToolFailed` unless LiteRT runs the quantized model on a calibration sample (first in a child
-    process: a file that crashes LiteRT must not take the build down with it)."""
+    """Raise :class:`ToolFailed` unless LiteRT runs the quantized model on the first :data:`RUNG_SAMPLES` calibration
+    samples (first in a child process: a file that crashes LiteRT must not take the build down with it)."""
     from edgepipe.runtimes.crash_probe import litert_crash
 
     assert inputs.calibration is not None
@@ -161,7 +195,8 @@ def _check_runs(path: Path, inputs: BuildInputs) -> None:
     if crash is not None:
         raise ToolFailed(LITERT_ON_QUANTIZED.name, crash, LITERT_ON_QUANTIZED.advice(crash))
     with contained(LITERT_ON_QUANTIZED), open_runner(path) as runner:
-        runner.infer(next(inputs.calibration.samples()))
+        for sample in inputs.calibration.samples(RUNG_SAMPLES):
+            runner.infer(sample)
 
 
 def _takes_source_inputs(path: Path, inputs: BuildInputs) -> bool:
