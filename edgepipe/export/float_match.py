@@ -19,12 +19,24 @@ import numpy as np
 
 from edgepipe.data.dataset import Dataset
 from edgepipe.metrics.compare import run_outputs
-from edgepipe.metrics.label_free import cosine, match_outputs
+from edgepipe.metrics.label_free import match_outputs
+from edgepipe.metrics.similarity import cosine
 
 #: Samples both models run on.
 SAMPLES = 4
 #: Lowest output cosine of a float conversion taken as the same function (a wrong conversion seen: 0.0099).
 MIN_COSINE = 0.99
+#: Outputs this close (absolute, and relative to each element) are the same function whatever their cosine: an
+#: output that is all but zero on the samples (a sigmoid mask far below its threshold) has no direction to compare.
+ATOL, RTOL = 1e-5, 1e-3
+
+
+def same_values(reference: np.ndarray, converted: np.ndarray) -> tuple[bool, float]:
+    """Whether ``converted`` gives ``reference``'s values (cosine >= :data:`MIN_COSINE`, or equal within
+    :data:`ATOL` / :data:`RTOL`), and their cosine."""
+    similarity = cosine(reference, converted)
+    close = reference.shape == converted.shape and bool(np.allclose(converted, reference, rtol=RTOL, atol=ATOL))
+    return similarity >= MIN_COSINE or close, similarity
 
 
 def _as_source_layout(source: np.ndarray, converted: np.ndarray) -> np.ndarray:
@@ -60,9 +72,11 @@ def float_agreement(source: Path, converted: Path, data: Dataset) -> FloatAgreem
     if resized:
         return FloatAgreement(0.0, resized[0], f"output {resized[0]} has another size (outputs {got.described()}, "
                                                f"the source's {want.described()})")
-    worst, name = min(((cosine(want.arrays[i], _as_source_layout(want.arrays[i], got.arrays[j])), want.names[i])
-                       for i, j in pairs), default=(1.0, ""))
-    if worst < MIN_COSINE:
+    checks = [(*same_values(want.arrays[i], _as_source_layout(want.arrays[i], got.arrays[j])), want.names[i])
+              for i, j in pairs]
+    failing = [(similarity, name) for same, similarity, name in checks if not same]
+    worst, name = min(failing or [(similarity, name) for _, similarity, name in checks], default=(1.0, ""))
+    if failing:
         return FloatAgreement(worst, name, f"output {name} has cosine {worst:.4f} with the source's on "
                                            f"{min(SAMPLES, len(data))} calibration samples (a faithful conversion "
                                            f"gives > {MIN_COSINE})")

@@ -17,7 +17,7 @@ from edgepipe.report.pytorch import TorchComparisonInfo
 from edgepipe.report.verdict import Evidence, ToolFailure, Verdict
 from edgepipe.support.report import SupportReport
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 class _Record(BaseModel):
@@ -35,6 +35,9 @@ class ArtifactInfo(_Record):
     format: Literal["onnx", "tflite"]
     precision: Literal["fp32", "int8", "mixed"]
     size_bytes: int
+    route: str | None = Field(None, description="For a float model converted from the source's other format: the "
+                                                "route that made it, e.g. 'onnx2tf' or \"tf2onnx's TFLite front end "
+                                                "(sparse weights densified)\".")
 
 
 class AccuracyInfo(_Record):

@@ -77,7 +77,7 @@ def test_a_dynamic_batch_becomes_the_stored_batch(tmp_path: Path) -> None:
 
     source = dynamic_batch_tflite(tmp_path / "dynamic.tflite", int8=False)
     x = np.random.default_rng(0).random((1, 8, 8, 4), dtype=np.float32)
-    out = convert_tflite_to_onnx(source, tmp_path / "model.onnx", [[x]])
+    out = convert_tflite_to_onnx(source, tmp_path / "model.onnx", [[x]]).path
     (graph_input,) = onnx.load(str(out)).graph.input
     assert [d.dim_value for d in graph_input.type.tensor_type.shape.dim] == [1, 8, 8, 4]
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
