@@ -89,7 +89,6 @@ def prepared(work: Path) -> list[tuple[str, Path]]:
 # ------------------------------------------------------------------------------------------- one conversion
 
 _COSINE = re.compile(r"cosine (-?[0-9.]+)")
-_ROUTE = re.compile(r"float (?:TFLite|ONNX) through ([^;(]+)")
 
 
 def _outcome(produced: bool, message: str) -> str:
@@ -137,10 +136,8 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
             cosine = float_agreement(inputs.model.path, made.path, inputs.calibration).cosine
         elif _COSINE.search(message):
             cosine = float(_COSINE.search(message).group(1))  # type: ignore[union-attr]
-        ran = [r.detail for r in stages.records if r.name == "export" and r.status == "ran"]
-        route = _ROUTE.search(ran[-1]) if made is not None and ran else None
         return {"source": suffix.lstrip("."), "converted_to": wanted, "outcome": _outcome(made is not None, message),
-                "route": route.group(1).strip() if route else None, "cosine": cosine, "error": message or None,
+                "route": made.route if made is not None else None, "cosine": cosine, "error": message or None,
                 "seconds": round(seconds, 1), "stages": details,
                 "skipped": next((r.detail for r in stages.records if r.status == "skipped"), None)}
 
