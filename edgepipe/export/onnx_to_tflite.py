@@ -21,6 +21,8 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
   :mod:`edgepipe.export.onnx_conv1d`) are folded into 1-D Convs: onnx2tf fails on them.
 - ONNX Runtime's fused contrib ops (FusedConv, FusedGemm, FusedMatMul) are expanded into standard ops
   (:mod:`edgepipe.export.onnx_fused_contrib`): onnx2tf's shape estimation skips a graph holding them.
+- Node names TensorFlow refuses as scope names (PaddlePaddle's ``Softmax@0``) are rewritten
+  (:mod:`edgepipe.export.onnx_node_names`): onnx2tf names TF ops after them and fails.
 - LSTMs without initial states get explicit zero ones (:mod:`edgepipe.export.onnx_lstm_states`): onnx2tf fails
   on them. edgepipe then runs onnxsim itself, and onnx2tf does not (``-nuo``): it would drop the zeros again.
 - A :class:`~edgepipe.export.tflite_routes.Route` says what edgepipe does first when onnx2tf's own conversion
@@ -192,20 +194,24 @@ def _exact_rewrites(path: Path) -> None:
     """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains and ONNX Runtime's fused
     contrib ops of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts them exactly
     (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
-    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`)."""
+    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`), and give its nodes names
+    TensorFlow takes as scope names (:mod:`edgepipe.export.onnx_node_names`)."""
     import onnx
 
     from edgepipe.export.onnx_conv1d import fold_conv1d_chains
     from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
+    from edgepipe.export.onnx_node_names import scope_safe_node_names
     from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
     fused = expand_fused_contrib_ops(model)  # first: the rewrites below infer shapes, which needs standard ops
     pools, slices, convs = exact_max_pools(model), reverse_slices_as_gathers(model), fold_conv1d_chains(model)
-    if pools or slices or convs or fused:
+    renamed = scope_safe_node_names(model)
+    if pools or slices or convs or fused or renamed:
         log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s) and %d fused "
-                 "contrib op(s) of %s for onnx2tf", pools, slices, convs, fused, path.name)
+                 "contrib op(s) of %s for onnx2tf, renamed %d node(s)", pools, slices, convs, fused, path.name,
+                 renamed)
         onnx.save(model, str(path))
 
 

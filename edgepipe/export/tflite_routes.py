@@ -66,7 +66,12 @@ class Failure:
 def after_failure(route: Route, model: Any, failure: Failure, tried: list[Route]) -> list[Route]:
     """The routes worth trying after ``route`` failed, in order, leaving out those in ``tried``: approximations of
     the Select TF ops, graph rewrites of the failing node (or of the whole model), onnx2tf's own suggestion."""
+    from edgepipe.export.onnx_node_names import scope_safe
+
     found: list[Route] = []
+    # onnx2tf names the node as its private copy does (:mod:`edgepipe.export.onnx_node_names`); the model's own name
+    node = next((n.name for n in model.graph.node if scope_safe(n.name) == failure.node), failure.node)
+    failure = replace(failure, node=node)
     if failure.select_ops and failure.approximable and not route.approximate:
         found.append(replace(route, approximate=failure.approximable))
     for name, rewrite in REWRITES.items():

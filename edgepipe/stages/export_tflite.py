@@ -50,7 +50,9 @@ def tflite_of_onnx(inputs: BuildInputs, onnx_path: Path, model: Any, folder: Pat
             failure = refused
         discard(tflite_path)
         first = first or failure
-        routes[:0] = after_failure(route, model, found, tried + routes)
+        derived = after_failure(route, model, found, tried + routes)
+        approximated = [r for r in derived if r.approximate != route.approximate]  # the same conversion, builtin ops
+        routes = approximated + routes + [r for r in derived if r not in approximated]
     assert failure is not None and first is not None
     if len(tried) > 1:  # other routes failed too: onnx2tf's own reason first, then the last route's
         failure = ToolFailed(first.tool, f"{first.message}; routes tried after it: "
