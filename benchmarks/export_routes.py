@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,13 @@ def prepared(work: Path) -> list[tuple[str, Path]]:
 _COSINE = re.compile(r"cosine (-?[0-9.]+)")
 
 
-def _outcome(produced: bool, message: str) -> str:
-    """faithful | unfaithful (the float check refused it) | unrunnable (LiteRT/ONNX Runtime refused it) | failed."""
+def _outcome(produced: bool, message: str, skipped: str | None) -> str:
+    """faithful | unfaithful (the float check refused it) | unrunnable (LiteRT/ONNX Runtime refused it) | failed |
+    skipped (the export stage made no conversion: an already-quantized source, dynamic shapes)."""
     if produced:
         return "faithful"
+    if not message and skipped:
+        return "skipped"
     if "does not compute" in message or "differs from LiteRT" in message or "has another size" in message:
         return "unfaithful"
     if "cannot run" in message or "cannot load" in message or "takes inputs" in message:
@@ -136,10 +140,13 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
             cosine = float_agreement(inputs.model.path, made.path, inputs.calibration).cosine
         elif _COSINE.search(message):
             cosine = float(_COSINE.search(message).group(1))  # type: ignore[union-attr]
-        return {"source": suffix.lstrip("."), "converted_to": wanted, "outcome": _outcome(made is not None, message),
-                "route": made.route if made is not None else None, "cosine": cosine, "error": message or None,
-                "seconds": round(seconds, 1), "stages": details,
-                "skipped": next((r.detail for r in stages.records if r.status == "skipped"), None)}
+        source = next((a for a in artifacts if a.format == suffix.lstrip(".") and a.route), None)
+        skipped = next((r.detail for r in stages.records if r.status == "skipped"), None)
+        return {"source": suffix.lstrip("."), "converted_to": wanted,
+                "outcome": _outcome(made is not None, message, skipped),
+                "route": made.route if made is not None else None, "source_route": source.route if source else None,
+                "cosine": cosine, "error": message or None,
+                "seconds": round(seconds, 1), "stages": details, "skipped": skipped}
 
 
 # -------------------------------------------------------------------------------------------------- run
@@ -154,6 +161,10 @@ def _versions(python: str) -> dict[str, str]:
 
 
 def _commit() -> str:
+    """The commit the conversions run (``+``: uncommitted changes in edgepipe/); for a copy of the tree made with
+    ``git archive`` (to keep editing while a run goes on), the commit written in its ``.commit`` file."""
+    if (ROOT / ".commit").is_file():
+        return (ROOT / ".commit").read_text().strip()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
     return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
@@ -181,12 +192,19 @@ def run(args: argparse.Namespace) -> Path:
                 row = json.loads(text) if text else {"outcome": "crashed", "error": _tail(done.stderr)}
             except subprocess.TimeoutExpired:
                 row = {"outcome": "timeout", "error": f"no result within {args.timeout:.0f} s"}
+        row.setdefault("source", _source_format(config))
         row.update({"suite": _models()[name][0], "wall_s": round(time.perf_counter() - start, 1)})
         data["rows"][name] = row
         out.write_text(json.dumps(data, indent=1) + "\n")
         print(f"{name}: {row['outcome']} {row.get('route') or ''} cos={row.get('cosine')} "
               f"{row['wall_s']} s {(row.get('error') or '')[:160]}", flush=True)
     return out
+
+
+def _source_format(config: Path) -> str:
+    import tomllib
+
+    return Path(tomllib.loads(config.read_text())["model"]).suffix.lstrip(".")
 
 
 def _tail(text: str) -> str:
@@ -197,36 +215,55 @@ def _tail(text: str) -> str:
 # ------------------------------------------------------------------------------------------------ table
 
 
-def _counts(rows: dict[str, Any], source: str) -> str:
-    mine = [r for r in rows.values() if r.get("source", source) == source and "skipped" not in (r.get("stages") or
-                                                                                                  [""])[0][:7]]
-    faithful = sum(r["outcome"] == "faithful" for r in mine)
-    converted = sum(r["outcome"] in ("faithful", "unfaithful") for r in mine)
-    return f"{faithful}/{len(mine)} faithful, {converted}/{len(mine)} converted"
+def _rows(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
+    return [r for r in data["rows"].values() if r.get("source", source) == source]
+
+
+def _counts(rows: list[dict[str, Any]]) -> str:
+    faithful = sum(r["outcome"] == "faithful" for r in rows)
+    converted = sum(r["outcome"] in ("faithful", "unfaithful") for r in rows)
+    return f"{faithful}/{len(rows)} faithful, {converted}/{len(rows)} converted" if rows else "—"
+
+
+def _route_of(row: dict[str, Any]) -> str:
+    """The route that made a faithful row's artifact, with the source's own route (a dequantized source)."""
+    return " after ".join(r for r in (row.get("route") or "?", row.get("source_route")) if r)
+
+
+def _cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    cos = f" cos {row['cosine']:.4f}" if row.get("cosine") is not None else ""
+    how = f" via {_route_of(row)}" if row["outcome"] == "faithful" else ""
+    why = f": {(row.get('error') or row.get('skipped') or '')[:140]}" if row["outcome"] != "faithful" else ""
+    return f"{row['outcome']}{how}{cos}, {row.get('seconds', row['wall_s'])} s{why}".replace("|", "/")
 
 
 def table(labels: list[str]) -> str:
-    """The comparison of the runs ``labels`` as Markdown: totals, then one row per model."""
+    """The comparison of the runs ``labels`` as Markdown: totals, routes, changed models, one row per model."""
     runs = {label: json.loads((RESULTS / f"export_routes_{label}.json").read_text()) for label in labels}
-    lines = ["| run | commit | onnx2tf | options | written | ONNX -> TFLite | TFLite -> ONNX |", "|---" * 7 + "|"]
+    lines = ["| run | commit | onnx2tf | Python | options | written | ONNX -> TFLite | TFLite -> ONNX |",
+             "|---" * 8 + "|"]
     for label, data in runs.items():
-        lines.append(f"| {label} | {data['commit']} | {data['versions']['onnx2tf']} | {data['onnx2tf_args'] or ''} "
-                     f"| {data['written']} | {_counts(data['rows'], 'onnx')} | {_counts(data['rows'], 'tflite')} |")
+        lines.append(f"| {label} | {data['commit']} | {data['versions']['onnx2tf']} | {data['versions']['python']} "
+                     f"| {data['onnx2tf_args'] or ''} | {data['written']} | {_counts(_rows(data, 'onnx'))} "
+                     f"| {_counts(_rows(data, 'tflite'))} |")
+    lines += ["", "Faithful artifacts per route:", ""]
+    for label, data in runs.items():
+        routes = Counter(_route_of(r) for r in data["rows"].values() if r["outcome"] == "faithful")
+        lines.append(f"- {label}: " + "; ".join(f"{route}: {count}" for route, count in routes.most_common()))
     names = list(dict.fromkeys(n for data in runs.values() for n in data["rows"]))
+    if len(runs) > 1:
+        first, *others = runs.values()
+        changed = [n for n in names if n in first["rows"] and any(
+            n in o["rows"] and (o["rows"][n]["outcome"] == "faithful") != (first["rows"][n]["outcome"] == "faithful")
+            for o in others)]
+        lines += ["", f"Models whose outcome differs between the runs: {', '.join(changed) or 'none'}"]
     lines += ["", "| model | source | " + " | ".join(labels) + " |", "|---" * (2 + len(labels)) + "|"]
     for name in names:
-        cells = []
-        for data in runs.values():
-            row = data["rows"].get(name)
-            if row is None:
-                cells.append("—")
-                continue
-            cos = f" cos {row['cosine']:.4f}" if row.get("cosine") is not None else ""
-            how = f" via {row['route']}" if row.get("route") and row["outcome"] == "faithful" else ""
-            why = f": {(row.get('error') or '')[:140]}" if row["outcome"] != "faithful" else ""
-            cells.append(f"{row['outcome']}{how}{cos}, {row.get('seconds', row['wall_s'])} s{why}".replace("|", "/"))
         source = next((d["rows"][name].get("source", "?") for d in runs.values() if name in d["rows"]), "?")
-        lines.append(f"| `{name}` | {source} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{name}` | {source} | " + " | ".join(_cell(d["rows"].get(name)) for d in runs.values())
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,9 @@
 - **MediaPipe's** ``Convolution2DTransposeBias`` custom op (the selfie segmenter's upsampling) becomes the builtin
   ``TRANSPOSE_CONV`` and an ``ADD`` of its bias; tf2onnx has no translation for the custom op. Its options are
   MediaPipe's ``TfLiteTransposeConvParams`` (padding, stride width, stride height as int32).
+- **A 1-D real FFT read only through its real part** (``RFFT2D`` over ``[..., 1, n]``, then ``SQUEEZE`` or
+  ``RESHAPE`` and a ``CAST`` to float32, which keeps the real part: BirdNET's spectrogram) becomes a
+  ``FULLY_CONNECTED`` with the cosine basis; tf2onnx translates ``RFFT2D`` only when a ``ComplexAbs`` reads it.
 """
 
 from __future__ import annotations
@@ -30,11 +33,14 @@ class Rewritten:
 
     densified: int = 0
     transpose_convs: int = 0
+    real_ffts: int = 0
 
     def describe(self) -> str:
         parts = ([f"{self.densified} sparse weight(s) densified"] if self.densified else []) + (
             [f"{self.transpose_convs} {TRANSPOSE_CONV_BIAS} op(s) as TRANSPOSE_CONV + ADD"]
-            if self.transpose_convs else [])
+            if self.transpose_convs else []) + (
+            [f"the real part of {self.real_ffts} RFFT2D op(s) as a MatMul with the cosine basis"]
+            if self.real_ffts else [])
         return ", ".join(parts)
 
 
@@ -137,6 +143,69 @@ def _builtin_transpose_convs(schema: Any, model: Any) -> int:
     return count
 
 
+def _readers(graph: Any) -> dict[int, list[Any]]:
+    found: dict[int, list[Any]] = {}
+    for op in graph.operators:
+        for index in op.inputs:
+            found.setdefault(index, []).append(op)
+    return found
+
+
+def _constant(model: Any, graph: Any, index: int, dtype: type) -> np.ndarray | None:
+    data = model.buffers[graph.tensors[index].buffer].data
+    return None if data is None or not len(data) else np.frombuffer(bytes(data), dtype)
+
+
+def _real_fft(schema: Any, model: Any, graph: Any, op: Any, readers: dict[int, list[Any]]) -> Any | None:
+    """The FULLY_CONNECTED computing the real part of a 1-D ``RFFT2D`` read only through SQUEEZE (or RESHAPE) ->
+    CAST(float32),
+    and the CAST it makes redundant; None when ``op`` is not such an FFT."""
+    squeeze = readers.get(op.outputs[0], [])
+    cast = readers.get(squeeze[0].outputs[0], []) if len(squeeze) == 1 else []
+    lengths = _constant(model, graph, op.inputs[1], np.int32)
+    signal = graph.tensors[op.inputs[0]]
+    moves = (schema.BuiltinOperator.SQUEEZE, schema.BuiltinOperator.RESHAPE)
+    if (len(cast) != 1 or _opcode(schema, model, squeeze[0])[0] not in moves
+            or _opcode(schema, model, cast[0])[0] != schema.BuiltinOperator.CAST
+            or graph.tensors[cast[0].outputs[0]].type != schema.TensorType.FLOAT32
+            or lengths is None or lengths.tolist()[:1] != [1] or list(signal.shape[-2:]) != [1, int(lengths[1])]):
+        return None
+    n = int(lengths[1])
+    angle = 2.0 * np.pi * np.outer(np.arange(n // 2 + 1), np.arange(n)) / n
+    weights = schema.TensorT()
+    weights.shape, weights.type = [n // 2 + 1, n], schema.TensorType.FLOAT32
+    weights.name = f"{graph.tensors[op.outputs[0]].name!s}_cosine_basis".encode()
+    weights.buffer = _add_buffer(schema, model, np.cos(angle).astype(np.float32))
+    graph.tensors.append(weights)
+    dense = schema.OperatorT()
+    dense.opcodeIndex = _code_index(schema, model, schema.BuiltinOperator.FULLY_CONNECTED)
+    dense.inputs, dense.outputs = [op.inputs[0], len(graph.tensors) - 1, -1], [op.outputs[0]]
+    options = schema.FullyConnectedOptionsT()
+    options.keepNumDims = True
+    dense.builtinOptionsType, dense.builtinOptions = schema.BuiltinOptions.FullyConnectedOptions, options
+    for index in (op.outputs[0], squeeze[0].outputs[0]):
+        graph.tensors[index].type = schema.TensorType.FLOAT32
+    squeeze[0].outputs = list(cast[0].outputs)  # the CAST of a real value to float32 is gone
+    return dense, cast[0]
+
+
+def _real_ffts_as_matmuls(schema: Any, model: Any) -> int:
+    graph = model.subgraphs[0]
+    readers = _readers(graph)
+    operators, dropped, count = [], [], 0
+    for op in graph.operators:
+        made = _real_fft(schema, model, graph, op, readers) \
+            if _opcode(schema, model, op)[0] == schema.BuiltinOperator.RFFT2D else None
+        operators.append(op if made is None else made[0])
+        if made is not None:
+            dropped.append(made[1])
+            count += 1
+    graph.operators = [op for op in operators if all(op is not d for d in dropped)]
+    if count:
+        drop_unused_tensors(model, 0)
+    return count
+
+
 def readable_for_tf2onnx(source: Path, out: Path) -> Rewritten:
     """Write to ``out`` the TFLite at ``source`` with its DENSIFY ops folded and MediaPipe's transposed
     convolutions as builtins; returns what changed (``out`` is a plain copy when nothing did)."""
@@ -144,8 +213,9 @@ def readable_for_tf2onnx(source: Path, out: Path) -> Rewritten:
 
     schema = _schema()
     model = schema.ModelT.InitFromPackedBuf(source.read_bytes(), 0)
-    done = Rewritten(_fold_densify(schema, model, source), _builtin_transpose_convs(schema, model))
-    if not done.densified and not done.transpose_convs:
+    done = Rewritten(_fold_densify(schema, model, source), _builtin_transpose_convs(schema, model),
+                     _real_ffts_as_matmuls(schema, model))
+    if not done.describe():
         out.write_bytes(source.read_bytes())
         return done
     builder = flatbuffers.Builder(1024)

@@ -9,7 +9,9 @@
 - :func:`sparse_tflite`: a Conv whose mostly-zero kernel the converter stores sparse, behind a DENSIFY op
   (MediaPipe's full-range face detector);
 - :func:`transpose_conv_bias_tflite`: MediaPipe's ``Convolution2DTransposeBias`` custom op (the selfie
-  segmenter's upsampling), made from a builtin TRANSPOSE_CONV.
+  segmenter's upsampling), made from a builtin TRANSPOSE_CONV;
+- :func:`real_fft_tflite`: windowed frames -> RFFT2D whose real part alone is read (a CAST to float32), as
+  BirdNET's spectrogram does.
 """
 
 from __future__ import annotations
@@ -171,4 +173,20 @@ def transpose_conv_bias_tflite(path: Path) -> Path:
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     path.write_bytes(bytes(builder.Output()))
+    return path
+
+
+def real_fft_tflite(path: Path) -> Path:
+    """x [1, 6, 64] (frames) -> Hann window -> rfft -> cast to float32 (the real part) -> square: [1, 6, 33]."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    window = tf.constant(np.hanning(64).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 6, 64], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        real = tf.cast(tf.signal.rfft(x * window), tf.float32)
+        return real * real
+
+    path.write_bytes(_concrete_tflite(net, path))
     return path

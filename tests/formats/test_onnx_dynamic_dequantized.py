@@ -17,7 +17,8 @@ HIDDEN, FEATURES, STEPS, CHANNELS = 8, 6, 5, 4
 
 
 def _float_model() -> Any:
-    """x [1, 2, STEPS, FEATURES] -> Conv 3x3 (bias) -> Reshape [STEPS, 1, CHANNELS*FEATURES] -> LSTM -> MatMul (bias)."""
+    """x [1, 2, STEPS, FEATURES] -> Conv 3x3 (bias) -> Reshape [STEPS, 1, CHANNELS * FEATURES] -> LSTM -> MatMul
+    (bias)."""
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)

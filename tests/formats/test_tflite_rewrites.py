@@ -1,7 +1,7 @@
 """A TFLite tf2onnx cannot read becomes one it can, computing the same (edgepipe.export.tflite_rewrites), and its
 ONNX is checked against LiteRT (edgepipe.export.tflite_to_onnx): sparse weights are densified, MediaPipe's
-Convolution2DTransposeBias becomes TRANSPOSE_CONV + ADD, an int8 TFLite is converted dequantized with float inputs
-and outputs."""
+Convolution2DTransposeBias becomes TRANSPOSE_CONV + ADD, the real part of an RFFT2D becomes a MatMul, an int8
+TFLite is converted dequantized with float inputs and outputs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.formats.models import sparse_tflite, transpose_conv_bias_tflite
+from tests.formats.models import real_fft_tflite, sparse_tflite, transpose_conv_bias_tflite
 
 
 def _litert(path: Path, x: np.ndarray) -> np.ndarray:
@@ -36,7 +36,10 @@ def _ops(path: Path) -> list[str]:
 @pytest.mark.parametrize(("make", "shape", "before", "after", "route"), [
     (sparse_tflite, (1, 8, 8, 4), ["DENSIFY", "CONV_2D"], ["CONV_2D"], "1 sparse weight(s) densified"),
     (transpose_conv_bias_tflite, (1, 5, 5, 4), ["CUSTOM:Convolution2DTransposeBias"], ["TRANSPOSE_CONV", "ADD"],
-     "1 Convolution2DTransposeBias op(s) as TRANSPOSE_CONV + ADD")])
+     "1 Convolution2DTransposeBias op(s) as TRANSPOSE_CONV + ADD"),
+    (real_fft_tflite, (1, 6, 64), ["MUL", "RESHAPE", "RFFT2D", "RESHAPE", "CAST", "MUL"],
+     ["MUL", "RESHAPE", "FULLY_CONNECTED", "RESHAPE", "MUL"],
+     "the real part of 1 RFFT2D op(s) as a MatMul with the cosine basis")])
 def test_the_rewritten_tflite_computes_the_same_and_its_onnx_matches_litert(
         tmp_path: Path, make: object, shape: tuple[int, ...], before: list[str], after: list[str],
         route: str) -> None:
