@@ -12,11 +12,13 @@ Precision = Literal["fp32", "int8", "mixed"]
 
 @dataclass(frozen=True)
 class Artifact:
-    """One deployable model file: where it is, its format and numeric precision."""
+    """One deployable model file: where it is, its format and numeric precision; for a float model converted from
+    the source's other format, the route that made it (the converter and the fixes it needed)."""
 
     path: Path
     format: ArtifactFormat
     precision: Precision
+    route: str = ""
 
     @property
     def key(self) -> str:

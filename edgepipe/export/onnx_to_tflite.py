@@ -21,10 +21,14 @@ a :class:`ConversionError` the export stage reports, never a crash of the build.
   :mod:`edgepipe.export.onnx_conv1d`) are folded into 1-D Convs: onnx2tf fails on them.
 - ONNX Runtime's fused contrib ops (FusedConv, FusedGemm, FusedMatMul) are expanded into standard ops
   (:mod:`edgepipe.export.onnx_fused_contrib`): onnx2tf's shape estimation skips a graph holding them.
+- Node names TensorFlow refuses as scope names (PaddlePaddle's ``Softmax@0``) are rewritten
+  (:mod:`edgepipe.export.onnx_node_names`): onnx2tf names TF ops after them and fails.
 - LSTMs without initial states get explicit zero ones (:mod:`edgepipe.export.onnx_lstm_states`): onnx2tf fails
   on them. edgepipe then runs onnxsim itself, and onnx2tf does not (``-nuo``): it would drop the zeros again.
-- With ``unroll`` (the export stage's second try when onnx2tf's own conversion of a recurrent model failed)
-  edgepipe unrolls LSTM, GRU and RNN nodes into their defining ops first (:mod:`edgepipe.export.onnx_unroll_rnn`).
+- A :class:`~edgepipe.export.tflite_routes.Route` says what edgepipe does first when onnx2tf's own conversion
+  failed: unroll LSTM, GRU and RNN nodes into their defining ops (:mod:`edgepipe.export.onnx_unroll_rnn`),
+  approximate ops that need Select TF ops, rewrite nodes onnx2tf fails on
+  (:mod:`edgepipe.export.onnx_layout_rewrites`), or give onnx2tf a parameter replacement file (``-prf``).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from edgepipe.data.dataset import Dataset
+from edgepipe.export.tflite_routes import Route
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +56,13 @@ RUNS: list[Path] = []
 
 
 class ConversionError(Exception):
-    """onnx2tf could not convert the model; the message is its last meaningful line of output."""
+    """onnx2tf could not convert the model; the message is its last meaningful line of output, ``node`` the ONNX
+    node it failed at when it names one, ``suggested`` the parameter replacement file it wrote for the failure."""
+
+    def __init__(self, message: str, node: str | None = None, suggested: Path | None = None):
+        super().__init__(message)
+        self.node = node
+        self.suggested = suggested
 
 
 class SelectOpsError(ConversionError):
@@ -122,6 +133,15 @@ _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w+(?:Error|Exception): .+")
 _FAILED_OP = re.compile(r"onnx_op_name: (\S+)")
 
 
+def failed_node(output: str) -> str | None:
+    """The ONNX node onnx2tf names as the one it failed at (its ``wa/`` prefix read back as ``/``)."""
+    failed = _FAILED_OP.search(_ANSI.sub("", output))
+    if failed is None:
+        return None
+    node = failed.group(1)
+    return "/" + node[3:] if node.startswith("wa/") else node
+
+
 def last_error(output: str) -> str:
     """The reason onnx2tf gives for a failure, and the ONNX node it failed on: its own ``ERROR:`` line about the
     op, else the exception that ended it, else the last line that mentions an error."""
@@ -131,11 +151,8 @@ def last_error(output: str) -> str:
     exceptions = [line for line in lines if _EXCEPTION.match(line)]
     errors = [line for line in lines if "error" in line.lower() and not any(text in line for text in _BOILERPLATE)]
     reason = (own or exceptions[-1:] or errors[-1:] or lines[-1:] or ["no output"])[0]
-    failed = _FAILED_OP.search(_ANSI.sub("", output))
-    if failed:  # onnx2tf writes a node name's leading '/' as 'wa/'
-        node = failed.group(1)
-        reason += f" (at ONNX node {'/' + node[3:] if node.startswith('wa/') else node})"
-    return reason[:400]
+    node = failed_node(output)
+    return (reason + (f" (at ONNX node {node})" if node else ""))[:400]
 
 
 def kept_input_names(input_names: list[str]) -> list[str]:
@@ -147,12 +164,14 @@ def kept_input_names(input_names: list[str]) -> list[str]:
 
 
 def command(onnx_path: Path, out_dir: Path, input_names: list[str], calibration_args: list[str],
-            integer: bool, simplified: bool = False) -> list[str]:
+            integer: bool, simplified: bool = False, replacements: Path | None = None) -> list[str]:
     """The onnx2tf command line: float32 TFLite (and full-integer with ``integer``), input shapes kept, quiet;
-    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``)."""
+    with ``simplified`` (edgepipe ran onnxsim already) onnx2tf does not run it again (``-nuo``); ``replacements``
+    is a parameter replacement file (``-prf``)."""
     return [sys.executable, "-c", _ONNX2TF_MAIN, "-i", str(onnx_path), "-o", str(out_dir),
             "-kat", *kept_input_names(input_names), "-eru", "-n", *(["-oiqt"] if integer else []),
-            *(["-nuo"] if simplified else []), *calibration_args]
+            *(["-nuo"] if simplified else []), *(["-prf", str(replacements)] if replacements else []),
+            *calibration_args]
 
 
 def _sidecar(float_path: Path) -> Path:
@@ -175,24 +194,28 @@ def _exact_rewrites(path: Path) -> None:
     """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains and ONNX Runtime's fused
     contrib ops of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts them exactly
     (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
-    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`)."""
+    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`), and give its nodes names
+    TensorFlow takes as scope names (:mod:`edgepipe.export.onnx_node_names`)."""
     import onnx
 
     from edgepipe.export.onnx_conv1d import fold_conv1d_chains
     from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
+    from edgepipe.export.onnx_node_names import scope_safe_node_names
     from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
     fused = expand_fused_contrib_ops(model)  # first: the rewrites below infer shapes, which needs standard ops
     pools, slices, convs = exact_max_pools(model), reverse_slices_as_gathers(model), fold_conv1d_chains(model)
-    if pools or slices or convs or fused:
+    renamed = scope_safe_node_names(model)
+    if pools or slices or convs or fused or renamed:
         log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s) and %d fused "
-                 "contrib op(s) of %s for onnx2tf", pools, slices, convs, fused, path.name)
+                 "contrib op(s) of %s for onnx2tf, renamed %d node(s)", pools, slices, convs, fused, path.name,
+                 renamed)
         onnx.save(model, str(path))
 
 
-def _approximations(path: Path, ops: list[str]) -> None:
+def _approximations(path: Path, ops: tuple[str, ...]) -> None:
     """Write the ``ops`` of the ONNX file at ``path`` (onnx2tf's private copy) in ops TFLite has builtins for."""
     import onnx
 
@@ -240,11 +263,36 @@ def _unrolled_recurrent_ops(path: Path) -> bool:
     return simplified
 
 
+def _route_rewrites(path: Path, rewrites: tuple[str, ...]) -> None:
+    """Apply the graph rewrites a route names to the ONNX file at ``path`` (onnx2tf's private copy)."""
+    import onnx
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    model = onnx.load(str(path))
+    for name in rewrites:
+        log.info("rewrote %d node(s) of %s for onnx2tf: %s", REWRITES[name].apply(model), path.name,
+                 REWRITES[name].says)
+    onnx.save(model, str(path))
+
+
+def _suggested_replacements(out_dir: Path, onnx_path: Path, scratch: Path) -> Path | None:
+    """The parameter replacement file onnx2tf writes (``<model>_auto.json``) when its conversion fails at a node,
+    moved out of its output folder (emptied by the next run); None when it wrote none."""
+    written = out_dir / f"{onnx_path.stem}_auto.json"
+    if not written.is_file():
+        return None
+    kept = scratch / f"onnx2tf_suggested_{len(list(scratch.glob('onnx2tf_suggested_*.json')))}.json"
+    shutil.copyfile(written, kept)
+    return kept
+
+
 def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset, input_names: list[str],
-                           scratch: Path, unroll: bool = False, approximate: list[str] | None = None) -> Path:
-    """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path``; with ``unroll``
-    edgepipe unrolls its recurrent ops first instead of leaving them to onnx2tf; the ONNX ops in ``approximate``
-    (:data:`APPROXIMABLE`) are written in builtin ops first."""
+                           scratch: Path, route: Route | None = None) -> Path:
+    """Write the float32 TFLite of the (static-shape) ONNX model at ``onnx_path`` to ``out_path`` along ``route``
+    (:mod:`edgepipe.export.tflite_routes`: edgepipe's unrolling, approximations and rewrites first, onnx2tf's own
+    parameter replacement file; onnx2tf's own conversion without one)."""
+    route = route or Route()
     onnx_path, scratch = onnx_path.resolve(), scratch.resolve()  # onnx2tf runs in ``scratch``
     # onnx2tf runs onnxsim on its input and writes the result back to the same file: it gets a copy, so the
     # float artifact stays the model that was loaded (onnxsim drops the domain of com.microsoft ops)
@@ -252,15 +300,17 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     private.mkdir(parents=True, exist_ok=True)
     onnx_path = Path(shutil.copyfile(onnx_path, private / onnx_path.name))
     _exact_rewrites(onnx_path)
-    if approximate:
-        _approximations(onnx_path, approximate)
-    simplified = _unrolled_recurrent_ops(onnx_path) if unroll else _explicit_lstm_states(onnx_path)
+    if route.approximate:
+        _approximations(onnx_path, route.approximate)
+    if route.rewrites:
+        _route_rewrites(onnx_path, route.rewrites)
+    simplified = _unrolled_recurrent_ops(onnx_path) if route.unroll else _explicit_lstm_states(onnx_path)
     out_dir = scratch / "onnx2tf"
     shutil.rmtree(out_dir, ignore_errors=True)
     integer = all(np.issubdtype(array.dtype, np.floating) for array in calibration.inputs)
     _offline_sample_images(calibration, scratch)
     args = command(onnx_path, out_dir, input_names, _calibration_args(calibration, input_names, scratch, integer),
-                   integer, simplified)
+                   integer, simplified, route.replacements)
     log.info("running onnx2tf on %s", onnx_path.name)
     RUNS.append(onnx_path)
     try:
@@ -271,7 +321,9 @@ def convert_onnx_to_tflite(onnx_path: Path, out_path: Path, calibration: Dataset
     produced = out_dir / f"{onnx_path.stem}_float32.tflite"
     if not produced.is_file():
         log.debug("onnx2tf output:\n%s\n%s", done.stdout[-4000:], done.stderr[-4000:])
-        raise ConversionError(f"onnx2tf failed (exit {done.returncode}): {last_error(done.stdout + done.stderr)}")
+        output = done.stdout + done.stderr
+        raise ConversionError(f"onnx2tf failed (exit {done.returncode}): {last_error(output)}", failed_node(output),
+                              _suggested_replacements(out_dir, onnx_path, scratch))
     if done.returncode != 0:  # the float model was written; only its integer quantization failed
         log.warning("onnx2tf wrote the float TFLite but failed afterwards: %s", last_error(done.stdout + done.stderr))
         for partial in out_dir.glob("*_quant*.tflite"):

@@ -5,27 +5,34 @@ and gets only the TFLite quantizer: no fallback ladder (mixed precision, QAT), n
 the QNN HTP, no float ONNX for Rockchip's compiler. The ONNX keeps the TFLite's layout, input
 and output names and shapes (tf2onnx transposes NHWC internally), so one dataset feeds both.
 
+Before tf2onnx reads it, a private copy of the TFLite is rewritten where LiteRT computes the same and tf2onnx
+could not read it (:mod:`edgepipe.export.tflite_rewrites`): sparse weights are densified, MediaPipe's
+``Convolution2DTransposeBias`` becomes ``TRANSPOSE_CONV`` + ``ADD``. An int8 TFLite is converted dequantized
+(tf2onnx's ``dequantize``: every int8 constant and activation in float), its integer inputs and outputs made float
+(:func:`float_io`): a float ONNX the ladder quantizes again.
+
 tf2onnx writes a graph even when it meets an op it cannot translate (it leaves the TFLite op in
-place, e.g. MediaPipe's ``Convolution2DTransposeBias``): the result is only kept when ONNX
-Runtime loads it and gives the TFLite's outputs (LiteRT) on real samples, within
-:data:`TOLERANCE` of each output's range; otherwise :class:`ToolFailed` says which check failed.
+place): the result is only kept when ONNX Runtime loads it and gives the TFLite's outputs (LiteRT)
+on real samples, the same float check as ONNX -> TFLite (:data:`~edgepipe.export.float_match.MIN_COSINE`,
+each output's cosine over the samples); otherwise :class:`ToolFailed` says which check failed.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from edgepipe.errors import ToolFailed
+from edgepipe.export.float_match import MIN_COSINE, same_values
 
 log = logging.getLogger(__name__)
 
 #: ONNX opset of converted models (as for tf2onnx's Keras/SavedModel export).
 OPSET = 17
-#: Largest difference from LiteRT's outputs, relative to each output's largest magnitude.
-TOLERANCE = 1e-3
 _NEXT = ("targets that deploy TFLite are still built and checked; for ONNX targets give the model as ONNX "
          "or as its source (.keras, SavedModel), or replace the op tf2onnx names")
 
@@ -65,19 +72,21 @@ def _check_same_function(onnx_path: Path, tflite_path: Path, samples: list[list[
     onnx_names = [o.name for o in session.get_outputs()]
     order = ([onnx_names.index(n) for n in litert_names] if sorted(onnx_names) == sorted(litert_names)
              else list(range(len(onnx_names))))
+    got: list[list[np.ndarray]] = []
     for sample, expected in zip(samples, outputs):
         run = session.run(None, {name: np.asarray(x, np.float32) for name, x in zip(names, sample)})
-        got = [run[k] for k in order if k < len(run)]
         if len(run) != len(expected):
-            raise _failed(f"tf2onnx's ONNX has {len(got)} outputs, the TFLite {len(expected)}")
-        for index, (ref, out) in enumerate(zip(expected, got)):
-            if ref.shape != out.shape:
-                raise _failed(f"output {index}: ONNX shape {out.shape}, TFLite {ref.shape}")
-            scale = max(float(np.max(np.abs(ref))), 1e-12)
-            diff = float(np.max(np.abs(ref.astype(np.float64) - out))) / scale
-            if diff > TOLERANCE:
-                raise _failed(f"output {index} differs from LiteRT's by {diff:.2e} of its range "
-                              f"(tolerance {TOLERANCE:g})")
+            raise _failed(f"tf2onnx's ONNX has {len(run)} outputs, the TFLite {len(expected)}")
+        got.append([run[k] for k in order])
+    for index in range(len(litert_names)):
+        ref, out = [o[index] for o in outputs], [g[index] for g in got]
+        if ref[0].shape != out[0].shape:
+            raise _failed(f"output {index}: ONNX shape {out[0].shape}, TFLite {ref[0].shape}")
+        same, similarity = same_values(np.concatenate([r.ravel() for r in ref]),
+                                       np.concatenate([o.ravel() for o in out]))
+        if not same:
+            raise _failed(f"output {index} has cosine {similarity:.4f} with LiteRT's on {len(samples)} samples "
+                          f"(a faithful conversion gives > {MIN_COSINE})")
 
 
 def _fix_stored_shapes(model: object, tflite_path: Path, onnx_path: Path) -> None:
@@ -97,18 +106,100 @@ def _fix_stored_shapes(model: object, tflite_path: Path, onnx_path: Path) -> Non
     fix_input_shapes(model, shapes, onnx_path)
 
 
-def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[list[np.ndarray]]) -> Path:
-    """Write the float ONNX of the float TFLite ``tflite_path`` to ``onnx_path``, checked on ``samples``.
+#: Ops that move values without computing on them, between a QuantizeLinear and the graph output it feeds.
+_LAYOUT_OPS = ("Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity", "Flatten")
+
+
+def float_io(model: Any) -> int:
+    """Make the integer inputs and outputs of tf2onnx's dequantized ONNX float, in place; returns how many.
+
+    tf2onnx keeps an int8 TFLite's int8 inputs (``Cast -> Sub(zero point) -> Mul(scale)`` after them) and
+    outputs (a ``QuantizeLinear`` before them); the float model takes and gives the real values instead, which is
+    what LiteRT's runner (and the calibration data) holds."""
+    from onnx import TensorProto
+
+    readers: dict[str, list[Any]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    producer = {out: node for node in model.graph.node for out in node.output}
+    rename: dict[str, str] = {}
+    drop: set[int] = set()
+    changed = 0
+    for graph_input in model.graph.input:
+        chain, name = [], graph_input.name
+        for op in ("Cast", "Sub", "Mul"):
+            nxt = readers.get(name, [])
+            if len(nxt) != 1 or nxt[0].op_type != op:
+                break
+            chain.append(nxt[0])
+            name = nxt[0].output[0]
+        if graph_input.type.tensor_type.elem_type != TensorProto.FLOAT and chain and chain[0].op_type == "Cast":
+            rename[chain[-1].output[0]] = graph_input.name
+            drop.update(id(n) for n in chain)
+            graph_input.type.tensor_type.elem_type = TensorProto.FLOAT
+            changed += 1
+    for graph_output in model.graph.output:
+        node = producer.get(graph_output.name)
+        while node is not None and node.op_type in _LAYOUT_OPS:
+            node = producer.get(node.input[0])
+        if node is not None and node.op_type == "QuantizeLinear":
+            node.op_type, node.domain = "Identity", ""
+            del node.input[1:]
+            graph_output.type.tensor_type.elem_type = TensorProto.FLOAT
+            changed += 1
+    kept = [n for n in model.graph.node if id(n) not in drop]
+    for node in kept:
+        node.input[:] = [rename.get(name, name) for name in node.input]
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return changed
+
+
+def _tf2onnx(tflite_path: Path, dequantize: bool) -> Any:
+    """tf2onnx's ONNX of the TFLite at ``tflite_path``; with ``dequantize`` every quantized tensor in float."""
+    import tf2onnx  # heavy optional dependency (imports TensorFlow)
+
+    from edgepipe.frameworks import import_tensorflow
+
+    if not dequantize:
+        return tf2onnx.convert.from_tflite(str(tflite_path), opset=OPSET)[0]
+    tf = import_tensorflow()
+    with tf.device("/cpu:0"):  # from_tflite does not pass ``dequantize`` on; its own common path takes it
+        model, _ = tf2onnx.convert._convert_common(  # noqa: SLF001 - tf2onnx is pinned (1.17.0)
+            None, tflite_path=str(tflite_path), name=tflite_path.stem, continue_on_error=True, opset=OPSET,
+            dequantize=True, tensors_to_rename=None, initialized_tables=None, output_path=None)
+    float_io(model)
+    return model
+
+
+@dataclass(frozen=True)
+class ConvertedOnnx:
+    """The checked float ONNX of a TFLite, and the route that made it (what the report names)."""
+
+    path: Path
+    route: str
+
+
+def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[list[np.ndarray]],
+                           dequantize: bool = False) -> ConvertedOnnx:
+    """Write the float ONNX of the TFLite ``tflite_path`` to ``onnx_path``, checked on ``samples``; an int8 TFLite
+    needs ``dequantize`` (its ONNX is the float model its integers stand for).
 
     Raises :class:`ToolFailed` (nothing is left at ``onnx_path``) when tf2onnx's output is not the
     same function; tf2onnx's own exceptions propagate for the caller's tool boundary.
     """
     import onnx
-    import tf2onnx  # heavy optional dependency (imports TensorFlow)
+
+    from edgepipe.export.tflite_rewrites import readable_for_tf2onnx
 
     checked = False
+    readable = onnx_path.with_name(f".{onnx_path.stem}.tf2onnx-input.tflite")
     try:
-        model, _ = tf2onnx.convert.from_tflite(str(tflite_path), opset=OPSET)
+        rewritten = readable_for_tf2onnx(tflite_path, readable)
+        if rewritten.describe():
+            log.info("rewrote %s for tf2onnx: %s", tflite_path.name, rewritten.describe())
+        model = _tf2onnx(readable, dequantize)
         unsupported = _unsupported_ops(model)
         if unsupported:
             raise _failed(f"no ONNX translation for the TFLite op(s) {', '.join(unsupported)}")
@@ -118,8 +209,11 @@ def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[lis
         _check_same_function(onnx_path, tflite_path, samples)
         checked = True
     finally:
+        readable.unlink(missing_ok=True)
         if not checked:  # whatever failed, no unchecked ONNX stays behind
             onnx_path.unlink(missing_ok=True)
-    log.info("converted %s to ONNX (tf2onnx, opset %d), same outputs as LiteRT on %d samples",
-             tflite_path.name, OPSET, len(samples))
-    return onnx_path
+    fixes = [*(["dequantized"] if dequantize else []), *([rewritten.describe()] if rewritten.describe() else [])]
+    route = "tf2onnx's TFLite front end" + (f" ({'; '.join(fixes)})" if fixes else "")
+    log.info("converted %s to ONNX through %s (opset %d), same outputs as LiteRT on %d samples",
+             tflite_path.name, route, OPSET, len(samples))
+    return ConvertedOnnx(onnx_path, route)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from edgepipe.data.dataset import Dataset
+from edgepipe.graph.tflite_edit import drop_unused_tensors
 
 log = logging.getLogger(__name__)
 
@@ -73,24 +74,6 @@ def tflite_kind(path: Path) -> TFLiteKind:
     return "float"
 
 
-def _drop_unused_tensors(model: Any, index: int) -> None:
-    """Remove tensors of subgraph ``index`` that nothing refers to, renumbering every reference (signatures too)."""
-    subgraph = model.subgraphs[index]
-    used = sorted({i for op in subgraph.operators for i in [*op.inputs, *op.outputs] if i >= 0}
-                  | set(subgraph.inputs) | set(subgraph.outputs))
-    renumber = {old: new for new, old in enumerate(used)}
-    subgraph.tensors = [subgraph.tensors[i] for i in used]
-    for op in subgraph.operators:
-        op.inputs = [renumber[i] if i >= 0 else i for i in op.inputs]
-        op.outputs = [renumber[i] if i >= 0 else i for i in op.outputs]
-    subgraph.inputs = [renumber[i] for i in subgraph.inputs]
-    subgraph.outputs = [renumber[i] for i in subgraph.outputs]
-    for signature in model.signatureDefs or []:
-        if signature.subgraphIndex == index:
-            for entry in [*(signature.inputs or []), *(signature.outputs or [])]:
-                entry.tensorIndex = renumber[entry.tensorIndex]
-
-
 def fold_fp16_weights(model: Any) -> int:
     """Replace every float16-constant → ``DEQUANTIZE`` pair by one float32 constant; returns how many."""
     folded = 0
@@ -107,7 +90,7 @@ def fold_fp16_weights(model: Any) -> int:
             subgraph.tensors[op.outputs[0]].buffer = source.buffer
             folded += 1
         subgraph.operators = kept
-        _drop_unused_tensors(model, index)
+        drop_unused_tensors(model, index)
     return folded
 
 
@@ -142,7 +125,7 @@ def fold_densify(model: Any, path: Path) -> int:
         model.buffers.append(buffer)
         subgraph.tensors[op.outputs[0]].buffer = len(model.buffers) - 1
     subgraph.operators = [op for op in subgraph.operators if not any(op is d for d in densify)]
-    _drop_unused_tensors(model, 0)
+    drop_unused_tensors(model, 0)
     return len(densify)
 
 

@@ -52,7 +52,8 @@ def render_markdown(report: BuildReport) -> str:
         detail = report.latency.get(art.path)
         if detail is not None and detail.ci_low_ms is not None and detail.ci_high_ms is not None:
             shown += f" [{detail.ci_low_ms:.3f}, {detail.ci_high_ms:.3f}]"
-        lines.append(f"| {art.path} | {art.format} | {art.precision} | {art.size_bytes:,} | {shown} |")
+        made = f" (made by {art.route})" if art.route else ""
+        lines.append(f"| {art.path}{made} | {art.format} | {art.precision} | {art.size_bytes:,} | {shown} |")
     if report.support is not None:
         lines += ["", *render_support_markdown(report.support)]
     if report.performance is not None:

@@ -36,6 +36,9 @@ class ArtifactInfo(_Record):
     format: Literal["onnx", "tflite"]
     precision: Literal["fp32", "int8", "mixed"]
     size_bytes: int
+    route: str | None = Field(None, description="For a float model converted from the source's other format: the "
+                                                "route that made it, e.g. 'onnx2tf' or \"tf2onnx's TFLite front end "
+                                                "(sparse weights densified)\".")
 
 
 class AccuracyInfo(_Record):

@@ -2,16 +2,18 @@
 
 - Keras / SavedModel: float ONNX (tf2onnx) and float TFLite (TFLite converter).
 - ONNX: the model with its dynamic dimensions fixed on load, and float TFLite through
-  onnx2tf (:mod:`edgepipe.export.onnx_to_tflite`), which needs static shapes and
-  calibration data, kept only when it gives the ONNX model's outputs on calibration samples
-  (:mod:`edgepipe.export.float_match`). A model onnx2tf cannot convert keeps its ONNX
-  artifacts; the report says why the TFLite is missing.
+  onnx2tf (:mod:`edgepipe.export.onnx_to_tflite`), which needs static shapes and calibration data,
+  along the first conversion route whose TFLite gives the ONNX model's outputs on calibration samples
+  (:mod:`edgepipe.stages.export_tflite`; the report names the route). A model no route converts keeps
+  its ONNX artifacts; the report says why the TFLite is missing. A dynamically quantized model
+  (``MatMulInteger``, ``ConvInteger``, ``DynamicQuantizeLSTM``) is dequantized to float first
+  (:mod:`edgepipe.export.onnx_dynamic_dequantized`) and quantized again like any float model.
 - PyTorch (``.pt2`` or a ``python:`` factory): float ONNX through ``torch.onnx`` (dynamo),
   then as an ONNX input (:mod:`edgepipe.stages.export_torch`).
-- TFLite: the file itself, and for a float file its float ONNX through tf2onnx's TFLite front
-  end (:mod:`edgepipe.export.tflite_to_onnx`, checked against LiteRT), so the ladder and the ONNX
-  targets get it too. An int8 file is only checked and benchmarked; a file LiteRT cannot run
-  (custom ops) yields no artifact and the report names the ops.
+- TFLite: the file itself, and its float ONNX through tf2onnx's TFLite front end
+  (:mod:`edgepipe.export.tflite_to_onnx`, checked against LiteRT; an int8 file dequantized), so the
+  ladder and the ONNX targets get it too. A file LiteRT cannot run (custom ops) yields no artifact
+  and the report names the ops.
 
 A converter that fails (tf2onnx, the TFLite converter, onnx2tf) or a float artifact its runtime
 refuses is recorded as a failed stage with the tool's message and a next step; the build goes
@@ -22,16 +24,16 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from edgepipe.artifacts import Artifact
-from edgepipe.containment import LITERT, TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable, onnx2tf_failure
+from edgepipe.containment import TF2ONNX, TFLITE_CONVERTER, Tool, contained, loadable
 from edgepipe.errors import ToolFailed
 from edgepipe.export.onnx_quantized_input import already_quantized_artifacts
-from edgepipe.load.onnx_quantized import quantized_kind
+from edgepipe.load.onnx_quantized import QuantizedKind, quantized_kind
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import BuildInputs
 
@@ -86,18 +88,21 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     from edgepipe.graph.onnx_edit import constants_to_initializers
     from edgepipe.load.onnx_shapes import dynamic_inputs
 
-    kind = quantized_kind(inputs.model.handle)
-    if kind.is_quantized:  # shipped quantized: kept as the int8 artifact, never rewritten (export/onnx_quantized_input)
-        artifacts, reason = already_quantized_artifacts(inputs.model.handle, kind, folder)
+    source = inputs.model.handle
+    kind = quantized_kind(source)
+    dequantized = _dequantized_source(inputs, kind, stages) if kind.form == "dynamic" else None
+    if kind.is_quantized and dequantized is None:
+        # shipped quantized: kept as the int8 artifact, never rewritten (export/onnx_quantized_input)
+        artifacts, reason = already_quantized_artifacts(source, kind, folder)
         stages.skip("export", reason)
         return artifacts
     onnx_path = folder / "model.onnx"
     model = onnx.ModelProto()
-    model.CopyFrom(inputs.model.handle)  # the loaded model: dynamic input dims already fixed
+    model.CopyFrom(dequantized if dequantized is not None else source)  # the loaded model: dynamic dims fixed
     constants_to_initializers(model)
     onnx.save(model, str(onnx_path))
-    artifacts = [Artifact(onnx_path, "onnx", "fp32")]
-    dynamic = dynamic_inputs(inputs.model.handle)
+    artifacts = [Artifact(onnx_path, "onnx", "fp32", route="dequantized by edgepipe" if dequantized else "")]
+    dynamic = dynamic_inputs(source)
     if dynamic:
         stages.skip("export", f"input is ONNX; TFLite needs static shapes, {', '.join(dynamic)} still dynamic "
                               "(set input_shapes in the config)")
@@ -109,132 +114,36 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
         # onnx2tf takes minutes on a real model; no target here would deploy or check its output
         stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
         return artifacts
-    from edgepipe.export.onnx_to_tflite import (
-        ConversionError,
-        SelectOpsError,
-        approximable,
-        convert_onnx_to_tflite,
-        discard,
-    )
-    from edgepipe.export.onnx_unroll_rnn import has_recurrent
+    from edgepipe.stages.export_tflite import tflite_of_onnx
 
-    names = [spec.name for spec in inputs.model.signature.inputs]
-    tflite_path = folder / "model.tflite"
-    # onnx2tf's own conversion first; for a recurrent model that fails, again with edgepipe's exact unrolling; a
-    # TFLite that needs Select TF ops onnx2tf can write in builtin ops, again with those (``-rtpo``)
-    tries: list[_Try] = [_Try()] + ([_Try(unroll=True)] if has_recurrent(model) else [])
-    failure: ToolFailed | None = None
-    first: ToolFailed | None = None  # onnx2tf's own conversion's failure: what the report leads with
-    index = 0
-    while index < len(tries):
-        attempt, index = tries[index], index + 1
-        try:
-            with stages.stage("export", attempt.detail(failure)):
-                convert_onnx_to_tflite(onnx_path, tflite_path, inputs.calibration, names, scratch,
-                                       unroll=attempt.unroll, approximate=attempt.approximate)
-                _check_same_inputs(tflite_path, inputs)
-                _check_same_function(onnx_path, tflite_path, inputs)
-            stages.annotate("export", _constants_left_out(tflite_path, inputs))
-            return [*artifacts, Artifact(tflite_path, "tflite", "fp32")]
-        except ConversionError as exc:
-            failure = onnx2tf_failure(f"TFLite conversion failed: {exc}")
-            replace = approximable(exc.ops) if isinstance(exc, SelectOpsError) else None
-            if replace and not attempt.approximate:
-                tries.insert(index, _Try(attempt.unroll, replace))
-        except ToolFailed as refused:  # LiteRT refused to run onnx2tf's output, or it computes something else
-            failure = refused
-        discard(tflite_path)
-        first = first or failure
-        last = attempt
-    assert failure is not None and first is not None
-    if failure is not first:  # a retry failed too: both reasons, onnx2tf's own first
-        failure = ToolFailed(first.tool, f"{first.message}; {last.label()}: {failure.message}", first.next_step)
-    stages.fail(STAGE, failure, artifact=tflite_path.name)
-    return artifacts
+    tflite = tflite_of_onnx(inputs, onnx_path, model, folder, scratch, stages)
+    return artifacts + ([tflite] if tflite is not None else [])
 
 
-@dataclass(frozen=True)
-class _Try:
-    """One onnx2tf conversion of an ONNX input: with its recurrent ops unrolled by edgepipe, and with the ONNX ops
-    whose exact conversion needed Select TF ops approximated in builtin ops
-    (:data:`edgepipe.export.onnx_to_tflite.APPROXIMABLE`)."""
+def _dequantized_source(inputs: BuildInputs, kind: QuantizedKind, stages: StageLog) -> Any:
+    """The float model of a dynamically quantized ONNX input, to convert and quantize again with the calibration
+    data (:mod:`edgepipe.export.onnx_dynamic_dequantized`); None (the shipped file stays the int8 artifact) without
+    calibration data or when its chains cannot be read."""
+    from edgepipe.export.onnx_dynamic_dequantized import NotDequantizable, dequantize_dynamic
 
-    unroll: bool = False
-    approximate: list[str] | None = None
-
-    def label(self) -> str:
-        """How this try differs from onnx2tf's own conversion (the prefix of its failure in a report)."""
-        parts = (["with its recurrent ops unrolled by edgepipe"] if self.unroll else []) + (
-            [f"with {', '.join(self.approximate)} approximated in builtin ops by edgepipe"] if self.approximate
-            else [])
-        return " and ".join(parts)
-
-    def detail(self, before: ToolFailed | None) -> str:
-        """The stage record's description of this try, with why it was needed."""
-        if not self.unroll and not self.approximate:
-            return "float TFLite through onnx2tf (input shapes kept)"
-        why = f" after the previous try failed: {before.message}" if before else ""
-        return f"float TFLite through onnx2tf (input shapes kept; {self.label()}{why})"
-
-
-def _check_same_inputs(tflite_path: Path, inputs: BuildInputs) -> None:
-    """The TFLite must run a calibration sample and take the ONNX inputs in the same order and shapes."""
-    from edgepipe.export.onnx_to_tflite import ConversionError, SelectOpsError
-    from edgepipe.export.tflite_ops import custom_op_names, runnable_in_litert
-    from edgepipe.runtimes import open_runner
-
-    problem = runnable_in_litert(tflite_path)
-    if problem is not None:
-        select = [op for op in custom_op_names(tflite_path) if op.startswith("Flex")]
-        if select:
-            raise SelectOpsError(f"LiteRT cannot run onnx2tf's output: it needs Select TF op(s) {', '.join(select)} "
-                                 f"(the Flex delegate, which no NPU runs): {problem}", select)
-        raise ConversionError(f"LiteRT cannot run onnx2tf's output: {problem}")
-    with open_runner(tflite_path) as runner:
-        got = [tuple(s.shape) for s in runner.signature.inputs]
-        want = [tuple(s.shape) for s in inputs.model.signature.inputs]
-        if got != want:
-            raise ConversionError(f"onnx2tf's TFLite takes inputs {got}, the ONNX model {want}")
-        assert inputs.calibration is not None
-        with contained(LITERT):
-            runner.infer(next(inputs.calibration.samples()))
-
-
-def _constants_left_out(tflite_path: Path, inputs: BuildInputs) -> str:
-    """The note that the TFLite at ``tflite_path`` leaves out outputs of the model that are constants (onnx2tf folds
-    them away), naming them; empty when it has every output."""
-    from edgepipe.runtimes import open_runner
-
-    with open_runner(tflite_path) as runner:
-        count = len(runner.signature.outputs)
-    constant = inputs.model.signature.constant_outputs
-    left_out = len(inputs.model.signature.outputs) - count
-    if left_out <= 0 or not constant:
-        return ""
-    return (f"the TFLite has {count} of the model's {count + left_out} outputs: onnx2tf left out constants among "
-            f"{', '.join(constant)} (their values follow from the fixed input shapes alone; an app computes them)")
-
-
-def _check_same_function(onnx_path: Path, tflite_path: Path, inputs: BuildInputs) -> None:
-    """onnx2tf's float TFLite must compute the ONNX model's function on calibration samples.
-
-    A conversion can succeed and still compute something else (a byte-sequence classifier: output
-    cosine 0.019); every int8 TFLite made from it would then be judged against the ONNX and fail
-    for a reason no calibration fixes, and the TFLite targets would report quantization errors.
-    """
-    from edgepipe.export.float_match import float_mismatch
-    from edgepipe.export.onnx_to_tflite import ConversionError
-
-    assert inputs.calibration is not None
-    with contained(LITERT):
-        problem = float_mismatch(onnx_path, tflite_path, inputs.calibration)
-    if problem is not None:
-        raise ConversionError(f"onnx2tf's float TFLite does not compute the ONNX model's outputs: {problem}")
+    if inputs.calibration is None:
+        return None
+    start = time.perf_counter()
+    try:
+        dequantized = dequantize_dynamic(inputs.model.handle)
+    except NotDequantizable as exc:
+        stages.skip("export", f"input is {kind.describe()}; edgepipe cannot dequantize it ({exc})")
+        return None
+    ops = ", ".join(f"{op} {count}" for op, count in sorted(dequantized.rewritten.items()))
+    stages.ran("export", time.perf_counter() - start,
+               f"input is {kind.describe()}: dequantized to float by edgepipe ({ops} rewritten with their weights "
+               "times their scales), then converted and quantized again with your calibration data; the shipped "
+               "file itself is not an artifact")
+    return dequantized.model
 
 
 def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) -> list[Artifact]:
     from edgepipe.export.tflite_ops import custom_op_names, runnable_in_litert
-    from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
     from edgepipe.quantize.tflite_aiedge import tflite_kind
 
     source = inputs.model.path
@@ -246,26 +155,45 @@ def _export_tflite_input(inputs: BuildInputs, folder: Path, stages: StageLog) ->
                               "no artifact to quantize or evaluate")
         return []
     kind = tflite_kind(source)
+    wants_onnx = not inputs.targets or any("onnx" in target.deploy_formats for target in inputs.targets)
     if kind == "int8":
-        stages.skip("export", "input is an int8 TFLite: checked and benchmarked only")
-        return [Artifact(Path(shutil.copyfile(source, folder / "model_int8.tflite")), "tflite", "int8")]
+        int8 = Artifact(Path(shutil.copyfile(source, folder / "model_int8.tflite")), "tflite", "int8")
+        if not wants_onnx:
+            stages.skip("export", "input is an int8 TFLite and no target deploys ONNX: checked and benchmarked only")
+            return [int8]
+        onnx = _tflite_as_onnx(inputs, source, folder, stages, "input is an int8 TFLite; its float ONNX dequantized "
+                                                               "through tf2onnx's TFLite front end, checked against "
+                                                               "LiteRT, for the ONNX targets to quantize again")
+        return [*onnx, int8]
     custom = custom_op_names(source)
     note = " (float16 weights behind DEQUANTIZE)" if kind == "fp16-weights" else ""
     note += f" with custom ops {', '.join(custom)} (LiteRT runs them on the host)" if custom else ""
     tflite = Artifact(Path(shutil.copyfile(source, folder / "model.tflite")), "tflite", "fp32")
-    if inputs.targets and not any("onnx" in target.deploy_formats for target in inputs.targets):
+    if not wants_onnx:
         stages.skip("export", f"input is already a float TFLite{note}; no target deploys ONNX: no ONNX conversion")
         return [tflite]
+    return [*_tflite_as_onnx(inputs, source, folder, stages, f"input is a float TFLite{note}; float ONNX through "
+                                                             "tf2onnx's TFLite front end, checked against LiteRT"),
+            tflite]
+
+
+def _tflite_as_onnx(inputs: BuildInputs, source: Path, folder: Path, stages: StageLog, detail: str) -> list[Artifact]:
+    """The checked float ONNX of the TFLite ``source`` (dequantized when it is int8), or none with the failure
+    recorded; the stage record names the route that made it."""
+    from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
+    from edgepipe.quantize.tflite_aiedge import tflite_kind
+
     onnx_path = folder / "model.onnx"
     try:
-        with stages.stage("export", f"input is a float TFLite{note}; float ONNX through tf2onnx's TFLite front end, "
-                                    "checked against LiteRT"):
+        with stages.stage("export", detail):
             with contained(TF2ONNX):
-                convert_tflite_to_onnx(tflite.path, onnx_path, _check_samples(inputs, source))
+                made = convert_tflite_to_onnx(source, onnx_path, _check_samples(inputs, source),
+                                              dequantize=tflite_kind(source) == "int8")
+        stages.annotate("export", f"route: {made.route}")
     except ToolFailed as failure:
         stages.fail(STAGE, failure, artifact=onnx_path.name)
-        return [tflite]
-    return [Artifact(onnx_path, "onnx", "fp32"), tflite]
+        return []
+    return [Artifact(onnx_path, "onnx", "fp32", route=made.route)]
 
 
 def _check_samples(inputs: BuildInputs, source: Path) -> list[list[Any]]:

@@ -26,8 +26,8 @@ def make_report(inputs: BuildInputs, target: TargetProfile, artifacts: list[Arti
                 sections: dict[str, Any] | None = None) -> BuildReport:
     """The report of one target from the shared results and its per-target ``sections``."""
     model = inputs.model
-    infos = [ArtifactInfo(path=a.key, format=a.format, precision=a.precision, size_bytes=a.size_bytes)
-             for a in artifacts]
+    infos = [ArtifactInfo(path=a.key, format=a.format, precision=a.precision, size_bytes=a.size_bytes,
+                          route=a.route or None) for a in artifacts]
     sections = sections or {}
     verdict, reason, evidence = decide(VerdictInputs(
         target=target, artifacts=infos, accuracy=accuracy, support=sections.get("support"),

@@ -5,7 +5,13 @@
 - :func:`two_in_two_out`: two inputs with a shared named batch dimension and a dynamic
   sequence length, two outputs (a stand-in for audio/token models with state);
 - :func:`fp16_tflite`: a float TFLite whose weights are float16 behind DEQUANTIZE ops,
-  the way MediaPipe ships its models.
+  the way MediaPipe ships its models;
+- :func:`sparse_tflite`: a Conv whose mostly-zero kernel the converter stores sparse, behind a DENSIFY op
+  (MediaPipe's full-range face detector);
+- :func:`transpose_conv_bias_tflite`: MediaPipe's ``Convolution2DTransposeBias`` custom op (the selfie
+  segmenter's upsampling), made from a builtin TRANSPOSE_CONV;
+- :func:`real_fft_tflite`: windowed frames -> RFFT2D whose real part alone is read (a CAST to float32), as
+  BirdNET's spectrogram does.
 """
 
 from __future__ import annotations
@@ -97,4 +103,90 @@ def fp16_tflite(path: Path) -> Path:
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.target_spec.supported_types = [tf.float16]
     path.write_bytes(converter.convert())
+    return path
+
+
+def _concrete_tflite(function: object, path: Path, optimizations: list | None = None) -> bytes:
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([function.get_concrete_function()])  # type: ignore[attr-defined]
+    converter.optimizations = optimizations or []
+    return converter.convert()
+
+
+def sparse_tflite(path: Path) -> Path:
+    """x [1, 8, 8, 4] -> Conv 3x3 (16 filters, three quarters of the kernel zero, stored sparse) -> ReLU."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    kernel = np.random.default_rng(0).normal(0, 0.3, (3, 3, 4, 16)).astype(np.float32)
+    kernel[np.abs(kernel) < 0.35] = 0.0
+    constant = tf.constant(kernel)
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 8, 8, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        return tf.nn.relu(tf.nn.conv2d(x, constant, strides=1, padding="SAME"))
+
+    path.write_bytes(_concrete_tflite(net, path, [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]))
+    return path
+
+
+def transpose_conv_bias_tflite(path: Path) -> Path:
+    """x [1, 5, 5, 4] -> Convolution2DTransposeBias (3x3, stride 2, SAME, 6 channels, a bias) -> [1, 10, 10, 6]:
+    TF's TRANSPOSE_CONV rewritten into MediaPipe's custom op (inputs: input, weights, bias; options: padding,
+    stride width, stride height as int32), which LiteRT runs."""
+    import struct
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    rng = np.random.default_rng(0)
+    weights = tf.constant(rng.normal(0, 0.3, (3, 3, 6, 4)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 5, 5, 4], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        return tf.nn.conv2d_transpose(x, weights, output_shape=[1, 10, 10, 6], strides=2, padding="SAME")
+
+    model = schema.ModelT.InitFromPackedBuf(_concrete_tflite(net, path), 0)
+    graph = model.subgraphs[0]
+    (op,) = [o for o in graph.operators
+             if model.operatorCodes[o.opcodeIndex].builtinCode == schema.BuiltinOperator.TRANSPOSE_CONV]
+    code = schema.OperatorCodeT()
+    code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.CUSTOM
+    code.customCode, code.version = "Convolution2DTransposeBias", 1
+    model.operatorCodes.append(code)
+    bias = schema.BufferT()
+    bias.data = np.frombuffer(rng.normal(0, 1, 6).astype(np.float32).tobytes(), np.uint8)
+    model.buffers.append(bias)
+    tensor = schema.TensorT()
+    tensor.shape, tensor.type, tensor.name = [6], schema.TensorType.FLOAT32, "bias"
+    tensor.buffer = len(model.buffers) - 1
+    graph.tensors.append(tensor)
+    op.opcodeIndex = len(model.operatorCodes) - 1
+    op.inputs = [op.inputs[2], op.inputs[1], len(graph.tensors) - 1]
+    op.builtinOptionsType, op.builtinOptions = 0, None
+    op.customOptions, op.customOptionsFormat = list(struct.pack("<iii", 1, 2, 2)), 0  # SAME, stride 2 x 2
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    path.write_bytes(bytes(builder.Output()))
+    return path
+
+
+def real_fft_tflite(path: Path) -> Path:
+    """x [1, 6, 64] (frames) -> Hann window -> rfft -> cast to float32 (the real part) -> square: [1, 6, 33]."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    window = tf.constant(np.hanning(64).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 6, 64], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        real = tf.cast(tf.signal.rfft(x * window), tf.float32)
+        return real * real
+
+    path.write_bytes(_concrete_tflite(net, path))
     return path

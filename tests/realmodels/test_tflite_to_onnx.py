@@ -1,9 +1,8 @@
 """A float TFLite input gets a float ONNX through tf2onnx's TFLite front end, so ONNX targets and the ladder see it.
 
 On MediaPipe's face detector (zoo model ``blazeface``): the ONNX computes what LiteRT computes, the ladder runs
-on it, and mobile-npu (which deploys QDQ ONNX) gets an int8 artifact instead of "not proven". On MediaPipe's
-selfie segmenter, whose custom op ``Convolution2DTransposeBias`` has no ONNX translation, the conversion is a
-reported tool failure with the op's name and a next step; the TFLite targets are built as before.
+on it, and mobile-npu (which deploys QDQ ONNX) gets an int8 artifact instead of "not proven". A conversion whose
+check fails leaves no ONNX behind. (The routes through TFLite rewrites: tests/thirdparty/test_export_routes.py.)
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from edgepipe.cli import main
 from edgepipe.errors import ToolFailed
 from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
 from tests.realmodels import zoo
-from tests.realmodels.zoo_checks import names_tool_and_fix
 
 pytestmark = pytest.mark.slow
 
@@ -47,22 +45,16 @@ def test_blazeface_builds_onnx_artifacts_and_the_onnx_targets(tmp_path: Path) ->
     assert int8["outcome"] == "met" and "model_int8.onnx" in int8["detail"], int8
 
 
-def test_a_custom_op_without_onnx_translation_is_a_reported_tool_failure(tmp_path: Path) -> None:
-    built = _build(tmp_path, "selfie_segmentation", "host-cpu")
-    report = json.loads((built / "host-cpu" / "report.json").read_text())
-    (failure,) = [f for f in report["failures"] if f["tool"] == "tf2onnx"]
-    assert "Convolution2DTransposeBias" in failure["message"] and failure["artifact"] == "model.onnx"
-    assert names_tool_and_fix(f"{failure['tool']}: {failure['message']} (next step: {failure['next_step']})")
-    assert not (built / "host-cpu" / "model.onnx").exists()
-    assert any(a["path"] == "model_int8.tflite" for a in report["artifacts"])  # the TFLite path is unchanged
+def test_conversion_leaves_nothing_when_the_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edgepipe.export import tflite_to_onnx
+    from tests.verify.models import dynamic_batch_tflite
 
-
-def test_conversion_leaves_nothing_when_the_check_fails(tmp_path: Path) -> None:
-    source = zoo.BY_NAME["selfie_segmentation"].fetch()
+    source = dynamic_batch_tflite(tmp_path / "float.tflite", int8=False)
+    monkeypatch.setattr(tflite_to_onnx, "_unsupported_ops", lambda model: ["TFL_Untranslated"])
     out = tmp_path / "model.onnx"
-    with pytest.raises(ToolFailed, match="no ONNX translation"):
-        convert_tflite_to_onnx(source, out, [[np.zeros((1, 256, 256, 3), np.float32)]])
-    assert not out.exists()
+    with pytest.raises(ToolFailed, match="no ONNX translation for the TFLite op.s. TFL_Untranslated"):
+        convert_tflite_to_onnx(source, out, [[np.zeros((1, 8, 8, 4), np.float32)]])
+    assert not out.exists() and not list(tmp_path.glob(".*tf2onnx-input*"))
 
 
 def test_a_dynamic_batch_becomes_the_stored_batch(tmp_path: Path) -> None:
@@ -77,7 +69,7 @@ def test_a_dynamic_batch_becomes_the_stored_batch(tmp_path: Path) -> None:
 
     source = dynamic_batch_tflite(tmp_path / "dynamic.tflite", int8=False)
     x = np.random.default_rng(0).random((1, 8, 8, 4), dtype=np.float32)
-    out = convert_tflite_to_onnx(source, tmp_path / "model.onnx", [[x]])
+    out = convert_tflite_to_onnx(source, tmp_path / "model.onnx", [[x]]).path
     (graph_input,) = onnx.load(str(out)).graph.input
     assert [d.dim_value for d in graph_input.type.tensor_type.shape.dim] == [1, 8, 8, 4]
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])

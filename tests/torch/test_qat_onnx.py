@@ -267,7 +267,7 @@ def test_a_tflite_input_is_trained_through_its_onnx_form(tmp_path: Path) -> None
     calibration = load_dataset(config_path.parent / config.data.calibration, model.signature, role="calibration",
                                preprocess=config.preprocess)
     float_onnx = convert_tflite_to_onnx(config_path.parent / config.model, tmp_path / "model.onnx",
-                                        [list(s) for s in calibration.samples(2)])
+                                        [list(s) for s in calibration.samples(2)]).path
     settings = LadderSettings(steps=("ptq", "qat"), qat_epochs=1, qat_learning_rate=1e-5)
     context = LadderContext(model=model, graph=None, floats={"onnx": float_onnx}, calibration=calibration,
                             selection=None, evaluation=None, train=None, threshold=1.0, settings=settings,

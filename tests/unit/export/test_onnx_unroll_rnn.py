@@ -180,5 +180,6 @@ def test_when_the_unrolled_retry_fails_too_the_report_leads_with_onnx2tfs_own_re
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not (tmp_path / "out" / "model.tflite").exists()
     reported = next(line for line in proc.stderr.splitlines() if "stage export: onnx2tf failed" in line)
-    first, _, retry = reported.partition("; with its recurrent ops unrolled by edgepipe: ")
+    first, _, retry = reported.partition("; the last: ")
+    assert "routes tried after it: onnx2tf with its recurrent ops unrolled by edgepipe" in first, reported
     assert "ScatterElements" in first and "ScatterElements" in retry, reported

@@ -1,0 +1,98 @@
+"""Real models get a faithful float artifact in the other format along the routes of the export stage
+(edgepipe.stages.export_tflite, edgepipe.export.tflite_to_onnx), and the artifact names its route.
+
+- PaddleOCR's text-direction classifier (zoo ``ppocr_v2_cls``): every node named ``Op@N``; onnx2tf failed at its
+  Softmax until edgepipe renamed the nodes of its copy.
+- ddddocr's older OCR network (zoo ``ddddocr_ocr_int8``), shipped dynamically quantized (ConvInteger,
+  MatMulInteger, DynamicQuantizeLSTM): dequantized to float, converted, and quantized again.
+- MediaPipe's full-range face detector (held out ``face_detection_full``): sparse weights behind DENSIFY.
+- MediaPipe's selfie segmenter (zoo ``selfie_segmentation``): the custom op Convolution2DTransposeBias.
+- BirdNET 2.4 (held out ``birdnet_v24``): its spectrogram reads the real part of an RFFT2D.
+- microWakeWord's "okay nabu" (zoo ``micro_wakeword``): an int8 TFLite with its streaming state in resource
+  variables; no ONNX has its inputs, and the failure says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realmodels import heldout, zoo
+
+pytestmark = [pytest.mark.thirdparty, pytest.mark.slow]
+
+
+def _export(root: Path, model: Any, target: str) -> tuple[list[Any], Any, Any]:
+    """Prepare ``model`` (small data) and run the export stage for ``target``: artifacts, stage log, inputs."""
+    from edgepipe.config import load_config
+    from edgepipe.stage_log import StageLog
+    from edgepipe.stages.export import export_stage
+    from edgepipe.stages.inputs import validate_inputs
+
+    prepare = heldout.prepare if model.name in heldout.BY_NAME else zoo.prepare
+    config = load_config(prepare(model, root / "models", zoo.SMALL),
+                         overrides={"targets": [target], "output": str(root / "build")})
+    stages = StageLog()
+    inputs = validate_inputs(config, stages)
+    folder = root / "artifacts"
+    folder.mkdir()
+    artifacts, _ = export_stage(inputs, folder, root, stages)
+    return artifacts, stages, inputs
+
+
+def _made(artifacts: list[Any], fmt: str) -> Any:
+    return next(a for a in artifacts if a.format == fmt and a.precision == "fp32")
+
+
+def _cosine(source: Path, converted: Path, inputs: Any) -> float:
+    from edgepipe.export.float_match import float_agreement
+
+    agreement = float_agreement(source, converted, inputs.calibration)
+    assert agreement.problem is None, agreement
+    return agreement.cosine
+
+
+def test_a_paddle_classifier_gets_its_tflite_through_onnx2tf(tmp_path: Path) -> None:
+    artifacts, stages, inputs = _export(tmp_path, zoo.BY_NAME["ppocr_v2_cls"], "ethos-u55")
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route == "onnx2tf" and not stages.failures
+    assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
+
+
+def test_a_dynamically_quantized_model_is_dequantized_converted_and_said_so(tmp_path: Path) -> None:
+    import onnx
+
+    from edgepipe.load.onnx_quantized import quantized_kind
+
+    artifacts, stages, inputs = _export(tmp_path, zoo.BY_NAME["ddddocr_ocr_int8"], "ethos-u55")
+    source = _made(artifacts, "onnx")
+    assert source.route == "dequantized by edgepipe"
+    assert quantized_kind(onnx.load(str(source.path))).form == "float"
+    assert not any(a.precision == "int8" for a in artifacts)  # the shipped file is not an artifact
+    said = next(r.detail for r in stages.records if r.name == "export" and "dequantized to float" in r.detail)
+    assert "ConvInteger 21" in said and "DynamicQuantizeLSTM 1" in said and "calibration data" in said
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route.startswith("onnx2tf") and _cosine(source.path, tflite.path, inputs) > 0.999
+
+
+@pytest.mark.parametrize(("suite", "name", "route"), [
+    (heldout.BY_NAME, "face_detection_full", "tf2onnx's TFLite front end (46 sparse weight(s) densified)"),
+    (zoo.BY_NAME, "selfie_segmentation",
+     "tf2onnx's TFLite front end (1 Convolution2DTransposeBias op(s) as TRANSPOSE_CONV + ADD)"),
+    (heldout.BY_NAME, "birdnet_v24",
+     "tf2onnx's TFLite front end (the real part of 2 RFFT2D op(s) as a MatMul with the cosine basis)")])
+def test_a_tflite_gets_its_onnx_through_the_rewrites(tmp_path: Path, suite: dict[str, Any], name: str,
+                                                             route: str) -> None:
+    artifacts, stages, inputs = _export(tmp_path, suite[name], "mobile-npu")
+    onnx_file = _made(artifacts, "onnx")
+    assert onnx_file.route == route and not stages.failures
+    assert _cosine(inputs.model.path, onnx_file.path, inputs) > 0.999
+
+
+def test_an_int8_streaming_tflite_without_an_onnx_form_says_why(tmp_path: Path) -> None:
+    artifacts, stages, _ = _export(tmp_path, zoo.BY_NAME["micro_wakeword"], "mobile-npu")
+    assert [(a.format, a.precision) for a in artifacts] == [("tflite", "int8")]
+    (failure,) = stages.failures
+    assert failure.tool == "tf2onnx" and failure.artifact == "model.onnx" and failure.next_step

@@ -1,0 +1,97 @@
+"""The graph rewrites a conversion route applies before onnx2tf compute exactly what they replace
+(edgepipe.export.onnx_layout_rewrites): ONNX Runtime gives the same outputs before and after, and each rewrite
+takes only the nodes it is for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+def _model(nodes: list[Any], x_shape: list[int], initializers: list[Any] | None = None) -> Any:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(nodes, "rewrite", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
+def _run(model: Any, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def _rewritten(name: str, model: Any, x: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, list[str]]:
+    import onnx
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    want = _run(model, x)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    count = REWRITES[name].apply(copy)
+    return count, want, _run(copy, x), [n.op_type for n in copy.graph.node]
+
+
+@pytest.mark.parametrize(("axis", "rewritten"), [(1, True), (-3, True), (2, True), (3, False), (-1, False)])
+def test_a_softmax_off_the_last_axis_becomes_transposes_around_a_last_axis_softmax(axis: int,
+                                                                                  rewritten: bool) -> None:
+    from onnx import helper
+
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], name="head", axis=axis)], [1, 5, 3, 4])
+    x = np.random.default_rng(0).normal(0, 2, (1, 5, 3, 4)).astype(np.float32)
+    count, want, got, ops = _rewritten("softmax-last-axis", model, x)
+    assert count == int(rewritten)
+    assert ops == (["Transpose", "Softmax", "Transpose"] if rewritten else ["Softmax"])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_a_channel_concat_becomes_a_last_axis_concat_with_the_same_values() -> None:
+    from onnx import helper, numpy_helper
+
+    other = numpy_helper.from_array(np.arange(1 * 2 * 3 * 4, dtype=np.float32).reshape(1, 2, 3, 4), "boxes")
+    model = _model([helper.make_node("Relu", ["x"], ["r"]),
+                    helper.make_node("Concat", ["r", "boxes"], ["y"], name="head", axis=1)], [1, 5, 3, 4], [other])
+    x = np.random.default_rng(1).normal(0, 1, (1, 5, 3, 4)).astype(np.float32)
+    count, want, got, ops = _rewritten("concat-last-axis", model, x)
+    assert count == 1 and ops.count("Transpose") == 3 and ops.count("Concat") == 1
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_real_one_sided_dft_becomes_a_matmul_with_the_fourier_basis() -> None:
+    from onnx import helper, numpy_helper
+
+    n = 64
+    length = numpy_helper.from_array(np.array(n, np.int64), "n")
+    model = _model([helper.make_node("DFT", ["x", "n"], ["y"], name="fft", axis=1, onesided=1)], [1, n, 1], [length])
+    x = np.random.default_rng(2).normal(0, 1, (1, n, 1)).astype(np.float32)
+    count, want, got, ops = _rewritten("dft-as-matmul", model, x)
+    assert count == 1 and ops == ["Reshape", "MatMul", "Reshape"] and got.shape == (1, n // 2 + 1, 2)
+    np.testing.assert_allclose(got, want, atol=2e-4 * float(np.max(np.abs(want))))
+
+
+def test_an_inverse_or_two_sided_dft_is_left_alone() -> None:
+    from onnx import helper
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    for attrs in ({"inverse": 1, "onesided": 0}, {"onesided": 0}):
+        model = _model([helper.make_node("DFT", ["x"], ["y"], axis=1, **attrs)], [1, 16, 1])
+        assert REWRITES["dft-as-matmul"].apply(model) == 0
+
+
+def test_rewrites_named_for_the_failing_node_apply_only_there() -> None:
+    from onnx import helper
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    model = _model([helper.make_node("Softmax", ["x"], ["y"], name="head", axis=1)], [1, 5, 3, 4])
+    assert REWRITES["softmax-last-axis"].applies(model, "head")
+    assert not REWRITES["softmax-last-axis"].applies(model, "other")
+    assert not REWRITES["softmax-last-axis"].applies(model, None)
