@@ -3,7 +3,7 @@
 The analysis is what mixed precision ranks layers by: per-layer sensitivity (every weight layer's
 accumulated and isolated SQNR, :mod:`edgepipe.quantize.sensitivity`) and the damage of every int8
 node alone (:mod:`edgepipe.quantize.node_damage`). For each model of a prepared zoo folder
-(``python -m tests.thirdparty.zoo prepare DIR --only NAME ...``) the float ONNX is exported as a
+(``python -m tests.realmodels.zoo prepare DIR --only NAME ...``) the float ONNX is exported as a
 build does, the ladder's context is made from the model's ``edgepipe.toml``, and, at plain PTQ:
 
 - the wall and CPU seconds of the sensitivity and of the node-damage ranking (each once, on this machine), and

@@ -47,7 +47,7 @@ def test_blazeface_builds_onnx_artifacts_and_the_onnx_targets(tmp_path: Path) ->
 
 def test_conversion_leaves_nothing_when_the_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from edgepipe.export import tflite_to_onnx
-    from tests.verify.models import dynamic_batch_tflite
+    from tests.models.probes.tflite import dynamic_batch_tflite
 
     source = dynamic_batch_tflite(tmp_path / "float.tflite", int8=False)
     monkeypatch.setattr(tflite_to_onnx, "_unsupported_ops", lambda model: ["TFL_Untranslated"])

@@ -63,7 +63,7 @@ def test_an_int8_tflite_becomes_a_float_onnx_of_its_real_values(tmp_path: Path) 
     import onnx
 
     from edgepipe.export.tflite_to_onnx import convert_tflite_to_onnx
-    from tests.verify.models import dynamic_batch_tflite
+    from tests.models.probes.tflite import dynamic_batch_tflite
 
     source = dynamic_batch_tflite(tmp_path / "int8.tflite", int8=True)
     x = np.random.default_rng(0).random((1, 8, 8, 4), dtype=np.float32)
