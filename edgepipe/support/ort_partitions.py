@@ -5,7 +5,7 @@ node that is ready, then every ready EP node into one group, and repeats. A node
 DequantizeLinear of a weight the CPU reads) is ready from the start, so it lands in whichever group forms first,
 and that group can hold nothing else. The QNN EP drops a group of one such Q/DQ node to the CPU and fails the
 session on a bigger one ("Having zero graph inputs is not supported on this backend"), probed on the HTP
-emulator (onnxruntime-qnn 2.7.0; tests/verify/test_qnn.py).
+emulator (onnxruntime-qnn 2.7.0; tests/vendors/qnn).
 """
 
 from __future__ import annotations
