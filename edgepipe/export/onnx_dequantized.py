@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from edgepipe.graph.onnx_edit import drop_unread_initializers
+
 
 def _dequantized(q: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, axis: int) -> np.ndarray:
     """``(q - zero) * scale`` in float32; a vector scale/zero point runs along ``axis``."""
@@ -65,8 +67,5 @@ def strip_qdq(model: Any) -> tuple[Any, int, int]:
             kept.append(onnx.helper.make_node("Identity", [rename[output.name]], [output.name]))
     del graph.node[:]
     graph.node.extend(kept)
-    used = {name for n in graph.node for name in n.input}
-    survivors = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(survivors)
+    drop_unread_initializers(out)
     return out, weights, pairs

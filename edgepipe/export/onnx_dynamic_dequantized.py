@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from edgepipe.graph.onnx_edit import attributes, initializer_values
+from edgepipe.graph.onnx_edit import attributes, drop_unread_initializers, initializer_values
 
 
 @dataclass(frozen=True)
@@ -174,10 +174,7 @@ def _drop_dead_nodes(model: Any) -> None:
             break
         del model.graph.node[:]
         model.graph.node.extend(kept)
-    read = {name for node in model.graph.node for name in node.input}
-    used = [t for t in model.graph.initializer if t.name in read]
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(used)
+    drop_unread_initializers(model)
 
 
 def dequantize_dynamic(model: Any) -> Dequantized:

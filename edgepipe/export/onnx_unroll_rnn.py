@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgepipe.graph.onnx_edit import attributes
+from edgepipe.graph.onnx_edit import attributes, drop_unread_initializers
 
 #: The recurrent ops unrolled, and their gate count: LSTM (i, o, f, c), GRU (z, r, h), RNN (one).
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -318,10 +318,7 @@ def unroll_recurrent(model: Any) -> int:
     if unrolled:
         del model.graph.node[:]
         model.graph.node.extend(nodes)
-        used = {name for node in model.graph.node for name in node.input}
-        kept = [t for t in model.graph.initializer if t.name in used]
-        del model.graph.initializer[:]
-        model.graph.initializer.extend(kept)
+        drop_unread_initializers(model)
     return unrolled
 
 

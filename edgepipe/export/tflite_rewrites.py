@@ -88,9 +88,18 @@ def _dense_values(path: Path, tensors: list[int]) -> dict[int, np.ndarray]:
     return {index: np.array(interpreter.get_tensor(index)) for index in tensors}
 
 
-def _fold_densify(schema: Any, model: Any, path: Path) -> int:
+def _is_constant(model: Any, tensor: Any) -> bool:
+    data = model.buffers[tensor.buffer].data
+    return data is not None and len(data) > 0
+
+
+def fold_densify(model: Any, path: Path) -> int:
+    """Replace every ``DENSIFY`` of the main subgraph (sparse weights: its input is a constant) by its dense
+    constant, with the values LiteRT itself computes from the file at ``path``; returns how many."""
+    schema = _schema()
     graph = model.subgraphs[0]
-    densify = [op for op in graph.operators if _opcode(schema, model, op)[0] == schema.BuiltinOperator.DENSIFY]
+    densify = [op for op in graph.operators if _opcode(schema, model, op)[0] == schema.BuiltinOperator.DENSIFY
+               and _is_constant(model, graph.tensors[op.inputs[0]])]
     if not densify:
         return 0
     values = _dense_values(path, [op.outputs[0] for op in densify])
@@ -213,7 +222,7 @@ def readable_for_tf2onnx(source: Path, out: Path) -> Rewritten:
 
     schema = _schema()
     model = schema.ModelT.InitFromPackedBuf(source.read_bytes(), 0)
-    done = Rewritten(_fold_densify(schema, model, source), _builtin_transpose_convs(schema, model),
+    done = Rewritten(fold_densify(model, source), _builtin_transpose_convs(schema, model),
                      _real_ffts_as_matmuls(schema, model))
     if not done.describe():
         out.write_bytes(source.read_bytes())

@@ -90,3 +90,34 @@ def name_every_node(model: Any) -> int:
         seen.add(node.name)
         renamed += 1
     return renamed
+
+
+def drop_unread_initializers(model: Any) -> int:
+    """Remove the initializers no node, subgraph or graph output reads any more (the constants of nodes a rewrite
+    replaced), in place; returns how many went."""
+    read = {name for node in model.graph.node for name in node.input} | {o.name for o in model.graph.output}
+    read |= {name for node in model.graph.node if node.attribute for name in subgraph_reads(node)}
+    kept = [t for t in model.graph.initializer if t.name in read]
+    dropped = len(model.graph.initializer) - len(kept)
+    if dropped:
+        del model.graph.initializer[:]
+        model.graph.initializer.extend(kept)
+    return dropped
+
+
+def subgraph_reads(node: Any) -> set[str]:
+    """Names the subgraphs of ``node`` (a Loop's body, an If's branches, a Scan's body, nested) read from the
+    enclosing graph: outer-scope values, which are inputs of ``node`` no edge of the graph shows."""
+    import onnx
+
+    reads: set[str] = set()
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else (
+            list(attribute.graphs) if attribute.type == onnx.AttributeProto.GRAPHS else [])
+        for graph in graphs:
+            local = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+            for inner in graph.node:
+                reads.update(name for name in inner.input if name and name not in local)
+                reads.update(name for name in subgraph_reads(inner) if name not in local)
+                local.update(inner.output)
+    return reads

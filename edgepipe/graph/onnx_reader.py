@@ -9,7 +9,7 @@ import numpy as np
 
 from edgepipe.errors import ModelLoadError
 from edgepipe.graph.onnx_branches import branch_ops, inline_known_branches, known_conditions
-from edgepipe.graph.onnx_edit import attributes
+from edgepipe.graph.onnx_edit import attributes, subgraph_reads
 from edgepipe.graph.onnx_fold import fold_constants
 from edgepipe.graph.opgraph import OpGraph, OpNode, TensorInfo
 
@@ -41,24 +41,6 @@ def _value_infos(model: Any) -> dict[str, tuple[str, tuple[int | None, ...] | No
     for init in graph.initializer:
         infos[init.name] = (_dtype(init.data_type), tuple(init.dims))
     return infos
-
-
-def subgraph_reads(node: Any) -> set[str]:
-    """Names the subgraphs of ``node`` (a Loop's body, an If's branches, a Scan's body, nested) read from the
-    enclosing graph: outer-scope values, which are inputs of ``node`` no edge of the graph shows."""
-    import onnx
-
-    reads: set[str] = set()
-    for attribute in node.attribute:
-        graphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else (
-            list(attribute.graphs) if attribute.type == onnx.AttributeProto.GRAPHS else [])
-        for graph in graphs:
-            local = {i.name for i in graph.input} | {i.name for i in graph.initializer}
-            for inner in graph.node:
-                reads.update(name for name in inner.input if name and name not in local)
-                reads.update(name for name in subgraph_reads(inner) if name not in local)
-                local.update(inner.output)
-    return reads
 
 
 def _normalise(op: str, raw: dict[str, Any], inputs: tuple[TensorInfo, ...]) -> dict[str, Any]:

@@ -24,8 +24,7 @@ import numpy as np
 
 from edgepipe.config import LegalizeConfig
 from edgepipe.errors import ToolFailed
-from edgepipe.graph.onnx_edit import name_every_node
-from edgepipe.graph.onnx_reader import subgraph_reads
+from edgepipe.graph.onnx_edit import drop_unread_initializers, name_every_node
 from edgepipe.legalize.equivalence import TOLERANCE, Outputs, max_relative_error, outputs_of
 from edgepipe.legalize.registry import REWRITES
 from edgepipe.legalize.report import LegalizationReport, PlacementSummary, RewriteOutcome
@@ -100,16 +99,6 @@ def _listed(profile: TargetProfile) -> Callable[[str], bool]:
     return lambda op: table.all_ops or op in table.ops
 
 
-def _drop_unused_initializers(model: Any) -> None:
-    """Remove the initializers nothing reads any more (the constants of the nodes a rewrite replaced), in place."""
-    read = {name for node in model.graph.node for name in node.input} | {o.name for o in model.graph.output}
-    read |= {name for node in model.graph.node if node.attribute for name in subgraph_reads(node)}
-    kept = [t for t in model.graph.initializer if t.name in read]
-    if len(kept) < len(model.graph.initializer):
-        del model.graph.initializer[:]
-        model.graph.initializer.extend(kept)
-
-
 def _round(rewrite: Rewrite, state: _State, profile: TargetProfile, samples: CheckSamples,
            path: Path) -> tuple[_State | None, int, float | None, str]:
     """One application of ``rewrite`` to what ``state`` runs on the CPU: (the rewritten state, or None when nothing
@@ -122,7 +111,7 @@ def _round(rewrite: Rewrite, state: _State, profile: TargetProfile, samples: Che
     count = rewrite.apply(site)
     if not count:
         return None, 0, None, "no node on the CPU has the form this rewrite takes"
-    _drop_unused_initializers(candidate)
+    drop_unread_initializers(candidate)
     onnx.save(candidate, str(path))
     try:
         error = max_relative_error(samples.reference, outputs_of(path, samples.inputs))

@@ -6,7 +6,8 @@ Third-party TFLite files come in three kinds, told apart by :func:`tflite_kind`:
 - ``fp16-weights``: float16 constants behind ``DEQUANTIZE`` ops (MediaPipe's models). The
   quantizer would treat those ``DEQUANTIZE`` outputs as activations, so they are folded into
   float32 constants first (:func:`fold_fp16_weights`); sparse constants behind ``DENSIFY`` ops
-  (MediaPipe's pruned models) are made dense constants before that (:func:`fold_densify`), else
+  (MediaPipe's pruned models) are made dense constants before that (:func:`fold_densify`, as the
+  TFLite-to-ONNX export does), else
   their convolutions' weights get activation (asymmetric) scales that LiteRT's int8 kernels refuse
   ("zero_point ... (-128 != 0) ... CONV_2D failed to prepare");
 - ``int8``: already quantized: checked and benchmarked only, never quantized again.
@@ -28,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from edgepipe.data.dataset import Dataset
+from edgepipe.export.tflite_rewrites import fold_densify
 from edgepipe.graph.tflite_edit import drop_unused_tensors
 
 log = logging.getLogger(__name__)
@@ -92,41 +94,6 @@ def fold_fp16_weights(model: Any) -> int:
         subgraph.operators = kept
         drop_unused_tensors(model, index)
     return folded
-
-
-def _has_data(buffer: Any) -> bool:
-    return buffer.data is not None and len(buffer.data) > 0
-
-
-def fold_densify(model: Any, path: Path) -> int:
-    """Replace every ``DENSIFY`` of a constant (main subgraph) by its dense constant; returns how many.
-
-    The dense values are LiteRT's own: the file runs once on zeros with every tensor kept (reference kernels), and each
-    ``DENSIFY`` output is read back (its input is a constant, so the inputs do not matter).
-    """
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType  # heavy optional dependency (LiteRT)
-
-    _, schema = _schema()
-    subgraph = model.subgraphs[0]
-    densify = [op for op in subgraph.operators if _op_name(model, op) == "DENSIFY"
-               and _has_data(model.buffers[subgraph.tensors[op.inputs[0]].buffer])]
-    if not densify:
-        return 0
-    # without XNNPACK: a delegated graph does not keep the DENSIFY outputs (they read back as zeros)
-    interpreter = Interpreter(model_path=str(path), experimental_preserve_all_tensors=True,
-                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    interpreter.allocate_tensors()
-    for detail in interpreter.get_input_details():
-        interpreter.set_tensor(detail["index"], np.zeros(detail["shape"], detail["dtype"]))
-    interpreter.invoke()
-    for op in densify:
-        buffer = schema.BufferT()
-        buffer.data = np.frombuffer(np.ascontiguousarray(interpreter.get_tensor(op.outputs[0])).tobytes(), np.uint8)
-        model.buffers.append(buffer)
-        subgraph.tensors[op.outputs[0]].buffer = len(model.buffers) - 1
-    subgraph.operators = [op for op in subgraph.operators if not any(op is d for d in densify)]
-    drop_unused_tensors(model, 0)
-    return len(densify)
 
 
 def _add_signature(model: Any) -> None:
