@@ -76,9 +76,9 @@ def plan_fleet(spec: FleetSpec, source: Path, *, use_cache: bool = True) -> Flee
             profiles = resolve_targets(config)
         except UserError as exc:
             raise ConfigError(f"model '{model.name}': {exc.one_line()}", path=source) from None
+        targets.update(dict.fromkeys(p.name for p in profiles))  # the fleet's order, not the groups'
         for index, group in enumerate(quantization_groups(config, profiles)):
             names = [p.name for p in group]
-            targets.update(dict.fromkeys(names))
             jobs.append(FleetJob(job_id=f"{model.name}#{index}", model=model.name,
                                  config=config.model_copy(update={"targets": names}), fleet_output=spec.output,
                                  cache_dir=cache_dir if config.cache.enabled else None))

@@ -38,7 +38,7 @@ def test_progress_line_counts_cells_jobs_and_eta() -> None:
 
 def _fleet(folder: Path) -> Path:
     path = folder / "fleet.toml"
-    path.write_text(f'targets = ["host-cpu", "ethos-u55"]\noutput = "out"\n\n[[models]]\nname = "digits"\n'
+    path.write_text(f'targets = ["host-cpu", "mobile-npu"]\noutput = "out"\n\n[[models]]\nname = "digits"\n'
                     f'model = "{DEFAULT_MODEL}"\n', encoding="utf-8")
     return path
 

@@ -19,9 +19,11 @@ def marker(job: FleetJob) -> os.PathLike[str]:
 
 
 def crash_once(job: FleetJob) -> JobOutcome:
-    """Kill this worker process the first time a job of CRASHING_MODEL runs; build on any later attempt."""
+    """Kill this worker process the first time CRASHING_MODEL's first job runs; build on any later attempt.
+
+    Only that one job: another job lost with the broken pool before it started would otherwise crash on its retry."""
     path = marker(job)
-    if job.model == CRASHING_MODEL and not os.path.exists(path):
+    if job.job_id == f"{CRASHING_MODEL}#0" and not os.path.exists(path):
         os.makedirs(job.fleet_output, exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(f"{os.getpid()}\n")

@@ -41,7 +41,7 @@ def test_fleet_completes_on_ray(first_run: FleetRun) -> None:
     report = first_run.report
     assert report.executor == "ray" and report.models == ["digits_cnn", "silero_vad", "micro_wakeword", "broken"]
     assert report.targets == TARGETS and len(report.cells) == 12
-    assert len(report.jobs) == 4  # the three targets share quantization: one job per model
+    assert len(report.jobs) == 8  # Ethos-U runs no float layer, so it quantizes apart: two jobs per model
     for model in ("digits_cnn", "silero_vad", "micro_wakeword"):
         for target in TARGETS:
             cell = report.cell(model, target)
@@ -75,7 +75,8 @@ def test_broken_model_fails_only_its_row(first_run: FleetRun) -> None:
     assert [c.target for c in broken] == TARGETS
     assert all(c.status == "error" and c.verdict == "error" and "broken.onnx" in c.reason for c in broken)
     assert report.verdict == "fail"
-    assert all(c.status in ("built", "restored") for c in report.cells if c.model != "broken")
+    assert all(c.status in ("built", "restored") for c in report.cells if c.model != "broken"), [
+        (c.model, c.target, c.status, c.reason) for c in report.cells]
 
 
 def test_second_run_is_all_cache_hits(first_run: FleetRun, fleet_inputs: dict[str, Path], tmp_path: Path) -> None:
@@ -108,7 +109,8 @@ def test_process_pool_retries_a_killed_worker(first_run: FleetRun, fleet_inputs:
     assert (tmp_path / "out" / ".crashed-digits_cnn-0").is_file()
     attempts = {j.model: j.attempts for j in report.jobs}
     assert attempts["digits_cnn"] == 2
-    assert all(c.status in ("built", "restored") for c in report.cells if c.model != "broken")
+    assert all(c.status in ("built", "restored") for c in report.cells if c.model != "broken"), [
+        (c.model, c.target, c.status, c.reason) for c in report.cells]
     assert all(c.status == "error" for c in report.cells if c.model == "broken")
     assert len(report.cells) == 12 and report.verdict == "fail"
 
