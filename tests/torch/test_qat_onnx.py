@@ -146,19 +146,21 @@ def test_ranges_are_shared_when_the_source_was_quantized_for_another_target_grou
     (FileNotFoundError, exit 3, on BlazeFace built for two target groups)."""
     from edgepipe.quantize.onnx_qdq import quantize_onnx
     from edgepipe.quantize.qdq_params import activation_qparams
+    from edgepipe.quantize.quantized_once import QuantizationMemo
     from edgepipe.quantize.recipe import QuantRecipe
 
     path, data = _relu_graph(tmp_path)
-    recipe = QuantRecipe()
+    recipe, memo = QuantRecipe(), QuantizationMemo()  # one build's memo, shared by its target groups
     first, second = tmp_path / "group-0", tmp_path / "group-1"
     first.mkdir(), second.mkdir()
-    original = activation_qparams(quantize_onnx(path, first / "int8.onnx", data, recipe, first))
-    quantize_onnx(path, second / "int8.onnx", data, recipe, second)  # the copy of group-0's file
+    original = activation_qparams(quantize_onnx(path, first / "int8.onnx", data, recipe, first, memo=memo))
+    quantize_onnx(path, second / "int8.onnx", data, recipe, second, memo=memo)  # the copy of group-0's file
     assert not list((second / "calibration_ranges").glob("*.json"))
     tuned = second / "qat"
     tuned.mkdir()
     shutil.copyfile(path, tuned / "tuned.onnx")
-    kept = quantize_onnx(tuned / "tuned.onnx", tuned / "int8.onnx", data, recipe, second, ranges_of=path)
+    kept = quantize_onnx(tuned / "tuned.onnx", tuned / "int8.onnx", data, recipe, second, ranges_of=path,
+                         memo=memo)
     assert activation_qparams(kept) == original
 
 
