@@ -32,6 +32,7 @@ _HINTS = {
     "keypoints": r"landmark|keypoint|kpt|kps|pose|joint|lmk|point",
     "segmentation": r"seg|mask|semantic|parsing|matting",
     "detection-heatmap": r"heat|hm|cent",
+    "regression": r"regress|box|coord|offset|delta|anchor|loc",
 }
 
 
@@ -104,7 +105,8 @@ def _guess_yolo(values: np.ndarray) -> KindGuess | None:
 
 def _guess_sequence(values: np.ndarray, name: str) -> KindGuess | None:
     """Per-step class scores ``[N, T, C]`` / ``[N, C, T]``: CTC when one class (the blank) wins many steps and the
-    scores are distributions, or named so, or logits whose blank wins half the steps of ≥ 10 classes."""
+    scores are distributions, or named so, or logits whose blank wins half the steps of ≥ 10 classes (unless named
+    like box regressors, whose largest coordinate wins every step too)."""
     axis = _distribution_axis(values, (2, 1))
     distributions = axis is not None
     axis = 2 if axis is None else axis
@@ -114,7 +116,8 @@ def _guess_sequence(values: np.ndarray, name: str) -> KindGuess | None:
     counts = np.bincount(np.argmax(values, axis=axis).ravel(), minlength=classes)
     share = counts.max() / counts.sum()
     class_axis = -1 if axis == 2 else 1
-    logits_ctc = _hinted("ctc", name) or (share >= 2 * CTC_BLANK_SHARE and classes >= 10)
+    logits_ctc = _hinted("ctc", name) or (share >= 2 * CTC_BLANK_SHARE and classes >= 10
+                                          and not _hinted("regression", name))  # a dominant box coordinate
     if share >= CTC_BLANK_SHARE and (distributions or logits_ctc):
         blank = int(np.argmax(counts))
         reason = f"{steps} steps of {classes} classes, class {blank} wins {share:.0%} of them (the CTC blank)"

@@ -104,3 +104,12 @@ def test_normalised_yolo_boxes_are_not_guessed() -> None:
     output = yolo_output(np.random.default_rng(0))
     output[:, :4] /= 320.0  # boxes in [0, 1] like the scores: nothing tells them apart
     assert guess_kind(output).kind == "unknown"
+
+
+def test_box_regressors_whose_largest_coordinate_wins_every_step_are_not_ctc() -> None:
+    """An SSD face detector's ``regressors`` [N, 896, 16] (box and keypoint offsets): one coordinate is the largest
+    at every anchor, which looks like a CTC blank to the unnamed-logits rule; named as regressors, they are not."""
+    rng = np.random.default_rng(0)
+    regressors = rng.normal(0.0, 5.0, (4, 896, 16))
+    regressors[..., 2] += 40.0  # the box width: the largest value at every anchor
+    assert guess_kind(regressors, "regressors").kind != "ctc"
