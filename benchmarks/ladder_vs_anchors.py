@@ -366,14 +366,19 @@ def judge(case: Case, path: Path) -> dict[str, Any]:
 
 
 def run(models: list[str], work: Path, out: Path) -> dict[str, Any]:
-    """Measure every method on every model; write the JSON record to ``out`` and return it."""
-    from benchmarks.provenance import Provenance, now
-    from edgepipe.versions import package_version
+    """Measure every method on every model; write the JSON record to ``out`` after each model (a run stopped early
+    keeps the models it finished) and return it."""
+    from benchmarks.provenance import now
 
     started, rows = now(), []
+    record: dict[str, Any] = {}
     for name in models:
-        folder = prepare(name, work)
-        case = Case(folder, work / name, work / name / "scratch" / "judge")
+        try:
+            folder = prepare(name, work)
+            case = Case(folder, work / name, work / name / "scratch" / "judge")
+        except Exception as exc:  # noqa: BLE001 - a model that cannot be prepared is a row that says so
+            rows.append({"model": name, "method": "(preparation)", "error": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
         for method in METHODS:
             path = work / name / f"{method.replace(' ', '_').replace('/', '')}.onnx"
             row: dict[str, Any] = {"model": name, "method": method, "labelled": case.evaluation.labels is not None}
@@ -383,12 +388,19 @@ def run(models: list[str], work: Path, out: Path) -> dict[str, Any]:
                 row |= judge(case, path) | {"float_macs": round(floats, 4), "int16_macs": round(wide, 4)}
             print(json.dumps(row), file=sys.stderr, flush=True)  # noqa: T201 - progress of a long benchmark
             rows.append(row)
+        record = _record(started, rows)
+        out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+def _record(started: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from benchmarks.provenance import Provenance
+    from edgepipe.versions import package_version
+
     tools = {p: package_version(p) for p in ("onnxruntime", "nncf", "aimet-onnx", "torch")}
     provenance = Provenance.here(started, tools)
-    record = {"provenance": provenance.as_dict(), "runs": 1, "methods": list(METHODS),
-              "rows": [r | {"commit": provenance.commit} for r in rows], "verdicts": verdicts(rows)}
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return record
+    return {"provenance": provenance.as_dict(), "runs": 1, "methods": list(METHODS),
+            "rows": [r | {"commit": provenance.commit} for r in rows], "verdicts": verdicts(rows)}
 
 
 def _rank(row: dict[str, Any]) -> tuple[float, ...]:
