@@ -136,7 +136,9 @@ def edgepipe_ladder(case: Case, out: Path, steps: tuple[str, ...]) -> str:
     kept, report = run_ladder(case.context)
     shutil.copyfile(kept[0].path, out)
     trail = ", ".join(f"{s.step} {s.status}" for s in report.steps)
-    return f"kept {report.final_step} ({trail})"
+    equalize = next((s for s in report.steps if s.step == "equalize"), None)
+    said = f"; equalize: {equalize.note[:240]}" if equalize is not None and equalize.note else ""
+    return f"kept {report.final_step} ({trail}){said}"
 
 
 def _decision_feeds(case: Case) -> tuple[list[dict[str, np.ndarray]], Any]:
@@ -411,16 +413,23 @@ def _rank(row: dict[str, Any]) -> tuple[float, ...]:
     return (0.0 if row["holds"] else 1.0, -row["cosine"], -row["sqnr_db"])
 
 
+def _named(row: dict[str, Any]) -> str:
+    """The method, with the share of the MACs it left in float when there is one (a result that holds by not
+    quantizing is not an int8 model)."""
+    floats = row.get("float_macs") or 0.0
+    return f"{row['method']} ({100 * floats:.0f} % of MACs in float)" if floats >= 0.005 else row["method"]
+
+
 def verdicts(rows: list[dict[str, Any]]) -> dict[str, str]:
     """Per model, one sentence: which methods hold, and whether an anchor beats edgepipe's ladder on fidelity."""
     out = {}
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
-        held = [r["method"] for r in mine if r.get("holds")]
+        held = [_named(r) for r in mine if r.get("holds")]
         ours = next((r for r in mine if r["method"] == "edgepipe"), None)
-        better = [r["method"] for r in mine if not r["method"].startswith("edgepipe")
+        better = [_named(r) for r in mine if not r["method"].startswith("edgepipe")
                   and ours is not None and _rank(r) < _rank(ours)]
-        best = min(mine, key=_rank)["method"]
+        best = _named(min(mine, key=_rank))
         sentence = (f"holds: {', '.join(held) if held else 'none'}; best fidelity: {best}; "
                     + (f"better than edgepipe's ladder: {', '.join(better)}" if better
                        else "no anchor is better than edgepipe's ladder"))
@@ -455,9 +464,12 @@ def render(record: dict[str, Any]) -> str:
              "`accuracy.max_drop_points`), else edgepipe's label-free gate on every output (cosine, SQNR, parts, "
              "task). **Float MACs**: the share of the model's multiply-accumulates left in float (on an NPU: CPU "
              "fallback); "
-             "**int16 MACs**: with int16 activations. Time: wall seconds of the method alone (its library's import "
-             "included), in a fresh process; memory: that process's peak resident set (MiB), data included. "
-             "How each method is run: `benchmarks/ladder_vs_anchors.py`."]
+             "**int16 MACs**: with int16 activations. Time: wall seconds of the method alone, in a fresh process, "
+             "its library's import included (NNCF, AIMET-ONNX and PyTorch; edgepipe's own is not: every method's "
+             "process imports it to read the data first); memory: that process's peak resident set (MiB), edgepipe "
+             "and the data included. One run each, on a machine that may have been running other work: the times "
+             "are indicative, not a benchmark of speed. How each method is run: "
+             "`benchmarks/ladder_vs_anchors.py`."]
     lines += ["", "**Verdicts** (better: holds the gate, then the higher lowest cosine, then SQNR, on the "
               "evaluation split: the ladder's own ranking):", ""]
     lines += [f"- **{model}**: {sentence}" for model, sentence in record.get("verdicts", {}).items()]
