@@ -370,9 +370,10 @@ def judge(case: Case, path: Path) -> dict[str, Any]:
 def run(models: list[str], work: Path, out: Path) -> dict[str, Any]:
     """Measure every method on every model; write the JSON record to ``out`` after each model (a run stopped early
     keeps the models it finished) and return it."""
-    from benchmarks.provenance import now
+    from benchmarks.provenance import now, tree_is_clean
 
-    started, rows = now(), []
+    # whether the code measured is committed, read before this run writes its own results into the tree
+    started, rows, dirty = now(), [], not tree_is_clean()
     record: dict[str, Any] = {}
     for name in models:
         try:
@@ -390,17 +391,18 @@ def run(models: list[str], work: Path, out: Path) -> dict[str, Any]:
                 row |= judge(case, path) | {"float_macs": round(floats, 4), "int16_macs": round(wide, 4)}
             print(json.dumps(row), file=sys.stderr, flush=True)  # noqa: T201 - progress of a long benchmark
             rows.append(row)
-        record = _record(started, rows)
+        record = _record(started, rows, dirty)
         out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
 
 
-def _record(started: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _record(started: str, rows: list[dict[str, Any]], dirty: bool) -> dict[str, Any]:
     from benchmarks.provenance import Provenance
     from edgepipe.versions import package_version
 
     tools = {p: package_version(p) for p in ("onnxruntime", "nncf", "aimet-onnx", "torch")}
     provenance = Provenance.here(started, tools)
+    provenance.dirty = dirty
     return {"provenance": provenance.as_dict(), "runs": 1, "methods": list(METHODS),
             "rows": [r | {"commit": provenance.commit} for r in rows], "verdicts": verdicts(rows)}
 
