@@ -7,10 +7,10 @@ node alone (:mod:`edgepipe.quantize.node_damage`). For each model of a prepared 
 build does, the ladder's context is made from the model's ``edgepipe.toml``, and, at plain PTQ:
 
 - the wall and CPU seconds of the sensitivity and of the node-damage ranking (each once, on this machine), and
-  of step (c), mixed precision, run on that sensitivity (its search, and the node-damage ranking when it needs
+  of step (d), mixed precision, run on that sensitivity (its search, and the node-damage ranking when it needs
   one: measured again there, as a build does);
 - what they decide: the five most sensitive layers, the nodes the ranking says hurt (in order), and the
-  outcome of step (c) (held or not, its setting, the layers it keeps higher).
+  outcome of step (d) (held or not, its setting, the layers it keeps higher).
 
 Run it on two versions of edgepipe (``PYTHONPATH`` at each checkout) to compare a change; ``--label`` names the
 run and ``--out`` merges it into a JSON file with the CPU it ran on (a comparison of two commits, not a figure of

@@ -3,7 +3,7 @@
 For each zoo folder (``<zoo>/<name>/edgepipe.toml`` with ``data.calibration`` and
 ``data.evaluation`` folders, prepared by ``python -m tests.realmodels.zoo prepare``; ONNX models,
 and float TFLite ones through the ONNX form tf2onnx makes of them, as a build does), the ladder
-runs steps (a) PTQ, (b) the calibration search and (d) QAT label-free on the ONNX artifact:
+runs steps (a) PTQ, (b) the calibration search and (e) QAT label-free on the ONNX artifact:
 decisions (and QAT's training data) read only the calibration samples; the **evaluation samples
 only judge**: per sample, the lowest output cosine and SQNR of the int8 model against the original
 float model, for the best PTQ (step b's artifact: QAT starts from its recipe) and for QAT. The gain

@@ -158,6 +158,18 @@ LITERT = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _runtime_advice)
 LITERT_ON_QUANTIZED = Tool("LiteRT", ("ai_edge_litert", "tensorflow"), (), _tflite_quantizer_advice)
 
 
+def _equalizer_advice(message: str) -> str:
+    if "No module named" in message or "cannot import" in message:
+        return "reinstall the equalizer and the PyTorch it imports: pip install 'edgepipe[aimet]'"
+    return ("the ladder goes on without equalization (its other steps still run); run with --debug for AIMET's "
+            "traceback")
+
+
+#: AIMET-ONNX's cross-layer equalization (the ``aimet`` extra): an import it cannot make is its failure too.
+AIMET_ONNX = Tool("AIMET-ONNX", ("aimet_onnx", "torch"), (("builtins", "ImportError"), *_ONNX_ERRORS),
+                  _equalizer_advice)
+
+
 def onnx2tf_failure(message: str) -> ToolFailed:
     """onnx2tf runs in its own process; edgepipe's ``ConversionError`` carries its last error line."""
     return ToolFailed("onnx2tf", message, _converter_advice(message))

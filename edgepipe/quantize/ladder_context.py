@@ -66,7 +66,7 @@ def selection_rank(scores: Iterable[SelectionScore]) -> Rank:
 class LadderSettings:
     """What the ladder may try (from ``[quantization]`` in the config, or the target profile)."""
 
-    steps: tuple[str, ...] = ("ptq", "calibration", "mixed", "qat")
+    steps: tuple[str, ...] = ("ptq", "calibration", "equalize", "mixed", "qat")
     granularity: Granularity = "per-channel"
     methods: tuple[CalibrationMethod, ...] = ("minmax", "percentile", "entropy")
     granularities: tuple[Granularity, ...] = ("per-channel", "per-tensor")
@@ -114,6 +114,8 @@ class Fidelity:
 class LadderContext:
     """Everything a step reads, and what earlier steps left for later ones.
 
+    ``floats``: the float model per format that steps quantize; a step may :meth:`rebase` it on a rewrite with the
+    same function (equalized weights), while fidelity is always measured against the original's outputs.
     ``evaluation`` is only for the driver's record of the kept result; steps never read it.
     ``thresholds``: the label-free gate, used when the selection split has no labels.
     """
@@ -199,12 +201,14 @@ class LadderContext:
                    "choice made on this split still holds on the evaluation split)")
         return f"{name} split, {count} samples of {split.path.name}: {measure}"
 
-    def quantize(self, fmt: str, recipe: QuantRecipe, out: Path) -> Path:
-        """One quantized artifact of format ``fmt`` following ``recipe``."""
+    def quantize(self, fmt: str, recipe: QuantRecipe, out: Path, source: Path | None = None) -> Path:
+        """One quantized artifact of format ``fmt`` following ``recipe``; ONNX from ``source`` (a rewrite of the
+        float ONNX with the same function) when given, else from the float model."""
         if fmt == "onnx":
             from edgepipe.quantize.onnx_qdq import quantize_onnx
 
-            return quantize_onnx(self.floats["onnx"], out, self.calibration, recipe, self.work, memo=self.memo)
+            return quantize_onnx(source or self.floats["onnx"], out, self.calibration, recipe, self.work,
+                                 memo=self.memo)
         from edgepipe.quantize.tflite_int8 import quantize_tflite
 
         assert self.graph is not None
@@ -255,6 +259,12 @@ class LadderContext:
         except (Fail, InvalidArgument, InvalidGraph, NotImplemented) as exc:
             message = str(exc).strip().splitlines()[0][-160:] if str(exc).strip() else type(exc).__name__
             return Fidelity(cosine=-1.0, sqnr_db=-200.0, failures=(f"ONNX Runtime cannot run it: {message}",))
+
+    def rebase(self, fmt: str, path: Path) -> None:
+        """Later steps quantize ``path``, a rewrite of the float ``fmt`` model with the same function (equalized
+        weights), instead of it. Every fidelity stays measured against the original float model's outputs."""
+        self.float_outputs(fmt)
+        self.floats[fmt] = path
 
     def float_outputs(self, fmt: str) -> ModelOutputs:
         """The float ``fmt`` model's outputs on the decision split (run once)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from edgepipe.config import PROJECT_ROOT
+from edgepipe.quantize.equalization import aimet_missing
 from edgepipe.quantize.ladder_context import selection_rank
 from edgepipe.quantize.report import SelectionScore
 from tests.conftest import run_cli
@@ -45,8 +46,10 @@ def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
     """Every step runs because the one before changed too many top-1s on the *selection* split; the evaluation
     drops are recorded per step but never decide. On digits_nobn plain per-tensor PTQ changes 4 of the 197
     selection top-1s (2.03 points) while its selection accuracy equals the float model's (drop 0.00, so a drop
-    rule would stop at PTQ), and loses 3.75 points on evaluation. Mixed precision holds (int16 activations where
-    the unequal channels are read), the ladder stops there, and the result holds on evaluation: the build passes.
+    rule would stop at PTQ), and loses 3.75 points on evaluation. Cross-layer equalization (with the ``aimet``
+    extra; skipped without it) makes the ONNX hold fully int8, but the TFLite is step (b)'s, so the step misses.
+    Mixed precision holds (int16 activations where the unequal channels are read), the ladder stops there, and the
+    result holds on evaluation: the build passes.
     """
     proc, folder = nobn_build
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -55,21 +58,21 @@ def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
     assert ladder["metric"] == "top1" and ladder["decided_on"].startswith("selection split, 197 samples")
     assert ladder["threshold_points"] == 1.0
     steps = {s["step"]: s for s in ladder["steps"]}
-    assert list(steps) == ["ptq", "calibration", "mixed"] and not ladder["unfinished"]
+    assert list(steps) == ["ptq", "calibration", "equalize", "mixed"] and not ladder["unfinished"]
+    ran = [s for s in ladder["steps"] if s["status"] != "skipped"]  # equalize without AIMET-ONNX
     assert ladder["met"] and ladder["final_step"] == "mixed" and steps["mixed"]["status"] == "met"
     assert steps["ptq"]["recipe"] == {"onnx": "minmax/per-tensor/int8", "tflite": "minmax/per-tensor/int8"}
     assert min(steps["ptq"]["drop_points"].values()) > 3.0  # evaluation: recorded, not decided on
     for sel in steps["ptq"]["selection"].values():  # flips decide, not the (cancelling) selection drop
         assert sel["drop_points"] <= 1.0 < sel["flips_points"] and not sel["met"]
     assert all(sel["flips_points"] is not None for s in ladder["steps"] for sel in s["selection"].values())
-    for before, after in zip(ladder["steps"], ladder["steps"][1:]):
+    for before, after in zip(ran, ran[1:]):
         assert after["why"].startswith(f"{before['step']} missed on the selection split")
-    ranks = {s["step"]: selection_rank([SelectionScore(**sel) for sel in s["selection"].values()])
-             for s in ladder["steps"]}
+    ranks = {s["step"]: selection_rank([SelectionScore(**sel) for sel in s["selection"].values()]) for s in ran}
     assert ranks[ladder["final_step"]] == min(ranks.values()) and ranks["ptq"] == max(ranks.values())
     kept = steps[ladder["final_step"]]
     assert max(kept["drop_points"].values()) <= 1.0 and max(report["accuracy"]["drop_points"].values()) <= 1.0
-    assert all(s["seconds"] > 0 for s in ladder["steps"]) and 0 < ladder["seconds"] <= ladder["time_budget_s"]
+    assert all(s["seconds"] > 0 for s in ran) and 0 < ladder["seconds"] <= ladder["time_budget_s"]
     text = (folder / "out" / "digits_nobn" / "host-cpu" / "report.md").read_text()
     assert "## Quantization ladder" in text and "Decisions read only the selection split" in text
 
@@ -78,7 +81,14 @@ def test_nobn_ladder_decides_on_the_selection_split_only(nobn_build) -> None:
 def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     _, folder = nobn_build
     steps = {s["step"]: s for s in _report(folder)["quantization"]["steps"]}
-    assert list(steps) == ["ptq", "calibration", "mixed"]
+    assert list(steps) == ["ptq", "calibration", "equalize", "mixed"]
+    equalize = steps["equalize"]
+    if aimet_missing():
+        assert equalize["status"] == "skipped" and "pip install 'edgepipe[aimet]'" in equalize["note"]
+    else:  # equalized, the ONNX holds fully int8; the TFLite is step (b)'s, which does not
+        assert equalize["status"] == "missed" and "cross-layer equalization rescaled" in equalize["note"]
+        assert equalize["selection"]["onnx"]["met"] and not equalize["selection"]["tflite"]["met"]
+        assert equalize["recipe"] == {"onnx": "equalized, minmax/per-channel/int8", "tflite": "minmax/per-channel/int8"}
     calibration = steps["calibration"]
     # ONNX: 3 methods, then the 3 other granularity x symmetry settings of the best one; TFLite: 2 granularities
     assert len(calibration["candidates"]) == 8
@@ -93,8 +103,9 @@ def test_every_step_ran_with_its_outcome_on_nobn(nobn_build) -> None:
     kept = sum(len(k) for k in mixed["kept_layers"].values())
     assert kept <= 2  # budget: 25% of the nodes
     assert {k["precision"] for k in mixed["kept_layers"].get("tflite", [])} <= {"float"}  # no per-layer int16
-    assert {k["precision"] for k in mixed["kept_layers"]["onnx"]} <= {"a16w8", "float"}
-    assert "onnx: top " in mixed["note"] and "-> a16w8" in mixed["note"]  # host-cpu runs int16: tried first
+    assert {k["precision"] for k in mixed["kept_layers"].get("onnx", [])} <= {"a16w8", "float"}
+    if equalize["status"] == "skipped":
+        assert "onnx: top " in mixed["note"] and "-> a16w8" in mixed["note"]  # host-cpu runs int16: tried first
     assert "onnx: float ranking" not in mixed["note"]  # int16 held first: the node-damage ranking was never measured
     # TFLite keeps no single layer in int16; where no float layer helps, every activation goes int16 (int16x8)
     assert mixed["recipe"]["tflite"].endswith("/a16w8") or mixed["kept_layers"].get("tflite")

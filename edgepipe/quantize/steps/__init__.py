@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.steps.calibration import calibration_step
+from edgepipe.quantize.steps.equalize import equalize_step
 from edgepipe.quantize.steps.mixed import mixed_step
 from edgepipe.quantize.steps.ptq import ptq_step
 from edgepipe.quantize.steps.qat import qat_step
@@ -25,8 +26,9 @@ Step = Callable[[LadderContext], StepResult]
 LADDER_STEPS: list[tuple[str, Step]] = [
     ("ptq", ptq_step),
     ("calibration", calibration_step),
+    ("equalize", equalize_step),
     ("mixed", mixed_step),
     ("qat", qat_step),
 ]
 
-__all__ = ["LADDER_STEPS", "Step", "calibration_step", "mixed_step", "ptq_step", "qat_step"]
+__all__ = ["LADDER_STEPS", "Step", "calibration_step", "equalize_step", "mixed_step", "ptq_step", "qat_step"]

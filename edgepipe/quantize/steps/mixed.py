@@ -1,4 +1,4 @@
-"""(c) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
+"""(d) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
 
 One ranking per precision, fixed before any try: for ONNX int16 the groups its structure
 suspects (:mod:`edgepipe.quantize.sensitive_ops`: Softmax, Sigmoid/HardSigmoid/HardSwish,
@@ -242,7 +242,7 @@ def _mixed_range_outputs(context: LadderContext) -> list[str]:
 
 
 def mixed_step(context: LadderContext) -> StepResult:
-    """(c) Mixed precision: the most sensitive nodes kept above int8, greedily, within a share of the nodes."""
+    """(d) Mixed precision: the most sensitive nodes kept above int8, greedily, within a share of the nodes."""
     outcome = StepOutcome(step="mixed", title="mixed precision by sensitivity", status="skipped")
     precisions = {fmt: higher_precisions(context, fmt) for fmt in context.formats}
     if not any(precisions.values()):

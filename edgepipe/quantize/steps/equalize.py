@@ -1,0 +1,88 @@
+"""(c) Cross-layer equalization: the float ONNX equalized by AIMET-ONNX, then quantized with the best calibration.
+
+The last try that keeps every layer int8: the float weights are rescaled (:mod:`edgepipe.quantize.equalization`),
+then quantized with the setting step (b) chose, and the result is kept only when it ranks above that setting on the
+selection split (:func:`~edgepipe.quantize.ladder_context.selection_rank`). Kept, the equalized model is what the
+later steps quantize too (mixed precision, QAT). ONNX only: TFLite is quantized from the framework's own graph, so
+its artifact here is the one step (b) chose.
+"""
+
+from __future__ import annotations
+
+from edgepipe.containment import AIMET_ONNX, ORT_QUANTIZER, contained
+from edgepipe.errors import ToolFailed
+from edgepipe.quantize.equalization import INSTALL, Equalization, aimet_missing, equalize_onnx
+from edgepipe.quantize.ladder_context import Fidelity, LadderContext, StepResult
+from edgepipe.quantize.onnx_qdq import preprocess
+from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.report import CandidateScore, StepOutcome
+from edgepipe.quantize.steps.common import artifact_of, quantize_all
+
+
+def _candidate(recipe: str, score: Fidelity) -> CandidateScore:
+    return CandidateScore(format="onnx", recipe=recipe, selection_accuracy=score.accuracy,
+                          flips_points=score.flips_points, sqnr_db=score.sqnr_db, min_cosine=score.cosine)
+
+
+def _change(before: Fidelity, after: Fidelity) -> str:
+    flips = (f"top-1 changes {before.flips_points:.2f} -> {after.flips_points:.2f} points, "
+             if before.flips_points is not None and after.flips_points is not None else "")
+    return (f"{flips}cosine {before.cosine:.4f} -> {after.cosine:.4f}, "
+            f"SQNR {before.sqnr_db:.1f} -> {after.sqnr_db:.1f} dB")
+
+
+def _equalize(context: LadderContext, outcome: StepOutcome) -> Equalization | None:
+    """The prepared float ONNX equalized, or None with the reason in ``outcome.note``."""
+    if aimet_missing():
+        outcome.note = f"AIMET-ONNX is not installed: {INSTALL} adds cross-layer equalization"
+        return None
+    folder = context.folder("equalize")
+    source = context.floats["onnx"]
+    prepared = preprocess(source, context.work / f"{source.stem}_prep.onnx")
+    try:
+        with contained(AIMET_ONNX):
+            equalized = equalize_onnx(prepared, folder / "model_equalized.onnx")
+    except ToolFailed as failure:
+        outcome.note = f"{failure.tool} failed: {failure.message} ({failure.next_step})"
+        return None
+    if not equalized.rescaled:
+        outcome.note = (f"{equalized.summary}: no pair of weight layers it can equalize (it scales across ReLU "
+                        "between convolutions and fully connected layers)")
+        return None
+    return equalized
+
+
+def equalize_step(context: LadderContext) -> StepResult:
+    """(c) CLE of the float ONNX, quantized with step (b)'s setting; kept only when it ranks above that setting."""
+    outcome = StepOutcome(step="equalize", title="cross-layer equalization (AIMET-ONNX)", status="skipped")
+    if "onnx" not in context.formats:
+        outcome.note = "equalization rewrites the float ONNX; this build has none"
+        return StepResult(outcome)
+    equalized = _equalize(context, outcome)
+    if equalized is None:
+        return StepResult(outcome)
+    recipe: QuantRecipe = context.best_recipe.get("onnx", context.settings.start)
+    folder = context.folder("equalize")
+    try:
+        with contained(ORT_QUANTIZER):
+            before = context.candidate_fidelity("onnx", context.quantize("onnx", recipe, folder / "before.onnx"))
+            path = context.quantize("onnx", recipe, folder / "model_int8.onnx", source=equalized.path)
+    except ToolFailed as failure:
+        outcome.note = f"{equalized.summary}; {failure.tool} failed on it: {failure.message}"
+        return StepResult(outcome)
+    after = context.candidate_fidelity("onnx", path)
+    outcome.candidates = [_candidate(recipe.label, before), _candidate(f"equalized, {recipe.label}", after)]
+    outcome.recipe = {"onnx": f"equalized, {recipe.label}"}
+    if not context.better("onnx", after, before):
+        outcome.status = "missed"
+        outcome.note = (f"{equalized.summary}; not kept: it does not rank above {recipe.label} on the "
+                        f"{context.describe_decisions()} ({_change(before, after)})")
+        return StepResult(outcome)
+    context.rebase("onnx", equalized.path)
+    others = {f: context.best_recipe.get(f, context.settings.start) for f in context.formats if f != "onnx"}
+    outcome.recipe.update({f: r.label for f, r in others.items()})
+    outcome.note = (f"{equalized.summary}; kept on the {context.describe_decisions()} ({_change(before, after)}); "
+                    "later steps quantize the equalized float model"
+                    + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
+                       else ""))
+    return StepResult(outcome, {"onnx": artifact_of("onnx", path, recipe), **quantize_all(context, "equalize", others)})

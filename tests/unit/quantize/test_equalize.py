@@ -1,0 +1,137 @@
+"""Ladder step (c), cross-layer equalization: skipped with the install line when AIMET-ONNX is absent; with it,
+the equalized float model keeps the function and evens out the channel ranges, and the step scores it.
+
+The model is a Conv-ReLU-Conv whose first convolution's output channels span four decades (no batch
+normalisation): what per-tensor int8 rounds away and CLE repairs. Real ONNX Runtime and, where installed, real
+AIMET-ONNX; only the "is AIMET installed" check is replaced where its absence is under test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from edgepipe.config import TaskConfig
+from edgepipe.data.dataset import Dataset
+from edgepipe.load import load_model
+from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize import equalization
+from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
+from edgepipe.quantize.markdown import _letter
+from edgepipe.quantize.settings import prepare_float_onnx
+from edgepipe.quantize.steps import equalize as equalize_module
+from tests.models.onnx_exports import image_batches
+
+SETTINGS = LadderSettings(steps=("ptq", "calibration", "equalize"), granularity="per-tensor", methods=("minmax",),
+                          granularities=("per-tensor",), precisions=("int8",))
+#: Output-channel scales of the first convolution: four decades apart.
+SCALES = np.logspace(-2, 2, 8, dtype=np.float32)
+
+
+def conv_relu_conv(path: Path) -> Path:
+    """``x [1, 3, 16, 16]`` -> Conv(8) -> ReLU -> Conv(4) -> ``y``; the convolutions leave ``group`` implicit
+    (as tf2onnx writes them)."""
+    rng = np.random.default_rng(7)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32) * SCALES[:, None, None, None]
+    b1 = (rng.normal(0, 0.1, 8) * SCALES).astype(np.float32)
+    w2 = (rng.normal(0, 0.3, (4, 8, 3, 3)) / SCALES[None, :, None, None]).astype(np.float32)
+    b2 = rng.normal(0, 0.1, 4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["y"], pads=[1, 1, 1, 1], name="conv2")]
+    graph = helper.make_graph(
+        nodes, "conv_relu_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])],
+        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def _outputs(path: Path, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return np.concatenate([session.run(None, {"x": sample[None]})[0] for sample in x])
+
+
+def _channel_spread(path: Path, name: str) -> float:
+    """Largest over smallest per-output-channel absolute maximum of weight ``name``."""
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    ranges = np.abs(weights[name].reshape(len(weights[name]), -1)).max(1)
+    return float(ranges.max() / ranges.min())
+
+
+def _context(folder: Path) -> LadderContext:
+    float_path = conv_relu_conv(folder / "model.onnx")
+    calibration = Dataset(folder / "calibration.npz", (image_batches(16, 16, 16, 0),), None, "0" * 64)
+    selection = Dataset(folder / "selection.npz", (image_batches(8, 16, 16, 1),), None, "1" * 64)
+    work = folder / "ladder"
+    work.mkdir()
+    settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, SETTINGS, work)
+    # A gate nothing reaches, so every step runs and says what it did.
+    return LadderContext(model=load_model(float_path), graph=None, floats={"onnx": float_path},
+                         calibration=calibration, selection=selection, evaluation=None, train=None, threshold=1.0,
+                         settings=settings, work=work, preparation=notes, task=TaskConfig(kind="none"),
+                         thresholds=Thresholds(min_cosine=0.999999, min_sqnr_db=150.0, min_part_sqnr_db=None))
+
+
+def test_the_step_is_letter_c_between_calibration_and_mixed() -> None:
+    assert [_letter(s) for s in ("ptq", "calibration", "equalize", "mixed", "qat")] == ["a", "b", "c", "d", "e"]
+
+
+def test_without_aimet_the_step_is_skipped_and_names_the_extra(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(equalize_module, "aimet_missing", lambda: True)
+    context = _context(tmp_path)
+    kept, report = run_ladder(context)
+    steps = {s.step: s for s in report.steps}
+    assert list(steps) == ["ptq", "calibration", "equalize"]
+    assert steps["equalize"].status == "skipped"
+    assert "AIMET-ONNX is not installed" in steps["equalize"].note
+    assert "pip install 'edgepipe[aimet]'" in steps["equalize"].note
+    assert report.final_step in ("ptq", "calibration") and kept  # the ladder goes on without it
+    assert context.floats["onnx"] == tmp_path / "model.onnx"
+
+
+def test_aimet_missing_finds_the_package_without_importing_it() -> None:
+    import importlib.util
+    import sys
+
+    assert equalization.aimet_missing() == (importlib.util.find_spec("aimet_onnx") is None)
+    assert "aimet_onnx" not in sys.modules or not equalization.aimet_missing()
+
+
+def test_cle_keeps_the_function_and_evens_the_channel_ranges(tmp_path: Path) -> None:
+    pytest.importorskip("aimet_onnx")
+    source = conv_relu_conv(tmp_path / "model.onnx")
+    result = equalization.equalize_onnx(source, tmp_path / "equalized.onnx")
+    assert result.rescaled == ("conv1", "conv2") and result.layers == 2
+    assert "rescaled 2 of 2 weight layers" in result.summary
+    x = image_batches(6, 16, 16, 5)
+    before, after = _outputs(source, x), _outputs(result.path, x)
+    np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-4 * float(np.abs(before).max()))
+    assert _channel_spread(source, "w1") > 1000
+    assert _channel_spread(result.path, "w1") < _channel_spread(source, "w1") / 10
+
+
+def test_with_aimet_the_step_scores_the_equalized_model(tmp_path: Path) -> None:
+    pytest.importorskip("aimet_onnx")
+    context = _context(tmp_path)
+    kept, report = run_ladder(context)
+    step = {s.step: s for s in report.steps}["equalize"]
+    assert step.status in ("met", "missed"), step.note
+    assert "cross-layer equalization rescaled 2 of 2 weight layers" in step.note
+    before, after = step.candidates  # step (b)'s setting on the float model, then on the equalized one
+    assert before.recipe.startswith("minmax/per-tensor") and after.recipe == f"equalized, {before.recipe}"
+    assert after.sqnr_db is not None and before.sqnr_db is not None
+    if "kept on the" in step.note:  # ranked above step (b)'s setting: later steps quantize the equalized model
+        assert step.selection["onnx"].min_sqnr_db >= before.sqnr_db
+        assert context.floats["onnx"] == tmp_path / "ladder" / "equalize" / "model_equalized.onnx"
+    else:
+        assert "not kept" in step.note and context.floats["onnx"] == tmp_path / "model.onnx"
+    assert kept
