@@ -62,7 +62,7 @@ def test_the_readme_example_plans(repo_root: Path) -> None:
     source = repo_root / "examples" / "fleet.toml"
     plan = plan_fleet(load_fleet(source), source)
     assert plan.models == ["digits_cnn", "digits_nobn"] and plan.cells == 8
-    assert plan.targets == ["host-cpu", "mobile-npu", "ethos-u55", "edge-tpu"]  # in job order
+    assert plan.targets == ["host-cpu", "ethos-u55", "mobile-npu", "edge-tpu"]  # in the fleet file's order
     assert [(j.job_id, j.targets) for j in plan.jobs] == [
         ("digits_cnn#0", ["host-cpu", "mobile-npu"]), ("digits_cnn#1", ["ethos-u55"]), ("digits_cnn#2", ["edge-tpu"]),
         ("digits_nobn#0", ["host-cpu", "mobile-npu"]), ("digits_nobn#1", ["ethos-u55"]),
