@@ -107,8 +107,8 @@ def test_process_pool_retries_a_killed_worker(first_run: FleetRun, fleet_inputs:
     run = run_fleet(load_fleet(source), source, LocalPoolExecutor(workers=2), work=crashing.crash_once)
     report = run.report
     assert (tmp_path / "out" / ".crashed-digits_cnn-0").is_file()
-    attempts = {j.model: j.attempts for j in report.jobs}
-    assert attempts["digits_cnn"] == 2
+    attempts = {j.job_id: j.attempts for j in report.jobs}
+    assert attempts["digits_cnn#0"] == 2  # a job lost with the broken pool before it ran is retried too: 1 or 2
     assert all(c.status in ("built", "restored") for c in report.cells if c.model != "broken"), [
         (c.model, c.target, c.status, c.reason) for c in report.cells]
     assert all(c.status == "error" for c in report.cells if c.model == "broken")
