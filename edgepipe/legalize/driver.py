@@ -78,8 +78,8 @@ def _tensor_types(model: Any) -> dict[str, tuple[int, tuple[int | None, ...] | N
 
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except Exception:  # noqa: BLE001 - inference is best effort: a rewrite needing a shape then skips the node
-        inferred = model
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
+        inferred = model  # ONNX could not infer: a rewrite that needs a shape then skips the node
     graph = inferred.graph
     found: dict[str, tuple[int, tuple[int | None, ...] | None]] = {}
     for info in [*graph.value_info, *graph.input, *graph.output]:
