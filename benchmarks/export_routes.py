@@ -8,9 +8,9 @@ subprocess with a timeout, for a target that deploys the other format (ONNX -> `
 samples), the route that made it, the error otherwise, and the stage's wall time (s).
 
     python benchmarks/export_routes.py prepare WORK                       # WORK/<name>/: model, data, edgepipe.toml
-    nice -n 10 python benchmarks/export_routes.py run WORK --label main   # -> results/export_routes_main.json
+    nice -n 10 python benchmarks/export_routes.py run WORK --jobs 2      # -> benchmarks/results/export_routes.json
     python benchmarks/export_routes.py run WORK --label onnx2tf-2.6.9 --python /path/to/other/venv/bin/python
-    python benchmarks/export_routes.py table LABEL [LABEL ...]            # writes benchmarks/results/export_routes.md
+    python benchmarks/export_routes.py render                             # -> docs/reference/export_routes.md
 
 ``--python`` runs the conversions with another environment's interpreter (e.g. one with another onnx2tf);
 ``--onnx2tf-args`` appends options to every onnx2tf command line. Wall times are of a shared 2-core machine.
@@ -21,23 +21,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from benchmarks.provenance import Provenance, commit, now  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-DOC = RESULTS / "export_routes.md"
+DOC = ROOT / "docs" / "reference" / "export_routes.md"
 #: Targets that make the export stage convert: one that deploys TFLite (for ONNX sources), one that deploys ONNX.
 TARGET_FOR = {".onnx": "ethos-u55", ".tflite": "mobile-npu"}
 RECORD = "export_routes.json"
@@ -153,51 +153,64 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
 
 
 def _versions(python: str) -> dict[str, str]:
-    code = ("import importlib.metadata as m, json, platform; print(json.dumps({**{p: m.version(p) for p in "
-            "('onnx2tf', 'tensorflow', 'onnx', 'onnxruntime', 'tf2onnx', 'numpy', 'ai-edge-litert')}, "
-            "'python': platform.python_version()}))")
+    code = ("import importlib.metadata as m, json, platform; print(json.dumps({p: m.version(p) for p in "
+            "('onnx2tf', 'tensorflow', 'onnx', 'onnxruntime', 'tf2onnx', 'numpy', 'ai-edge-litert')}))")
     done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return dict(json.loads(done.stdout))
 
 
-def _commit() -> str:
-    """The commit the conversions run (``+``: uncommitted changes in edgepipe/); for a copy of the tree made with
-    ``git archive`` (to keep editing while a run goes on), the commit written in its ``.commit`` file."""
-    if (ROOT / ".commit").is_file():
-        return (ROOT / ".commit").read_text().strip()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    dirty = subprocess.run(["git", "status", "--porcelain", "edgepipe"], capture_output=True, text=True, cwd=ROOT)
-    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+def record_path(label: str) -> Path:
+    """The result file of run ``label`` (``main``: the pinned environment, the one the docs page leads with)."""
+    return RESULTS / (RECORD if label == "main" else f"export_routes_{label}.json")
+
+
+def _convert_in_subprocess(name: str, config: Path, args: argparse.Namespace) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    with tempfile.NamedTemporaryFile(suffix=".json") as record:
+        command = [args.python, str(Path(__file__).resolve()), "one", str(config), record.name,
+                   *(["--onnx2tf-args", args.onnx2tf_args] if args.onnx2tf_args else [])]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout, env=env)
+            text = Path(record.name).read_text()
+            row = json.loads(text) if text else {"outcome": "crashed", "error": _tail(done.stderr)}
+        except subprocess.TimeoutExpired:
+            row = {"outcome": "timeout", "error": f"no result within {args.timeout:.0f} s"}
+    row.setdefault("source", _source_format(config))
+    return {"model": name, "suite": _models()[name][0], **row, "wall_s": round(time.perf_counter() - start, 1)}
 
 
 def run(args: argparse.Namespace) -> Path:
-    """Convert every prepared model (or ``--only``) in its own subprocess; rows are saved as they finish."""
-    out = RESULTS / f"export_routes_{args.label}.json"
-    data = json.loads(out.read_text()) if args.resume and out.is_file() else {"rows": {}}
-    data.update({"label": args.label, "versions": _versions(args.python), "commit": _commit(),
-                 "written": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC", "timeout_s": args.timeout,
-                 "onnx2tf_args": args.onnx2tf_args,
-                 "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared: wall times are noisy)"})
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    for name, config in prepared(args.work):
-        if (args.only and name not in args.only) or name in data["rows"]:
-            continue
-        with tempfile.NamedTemporaryFile(suffix=".json") as record:
-            command = [args.python, str(Path(__file__).resolve()), "one", str(config), record.name,
-                       *(["--onnx2tf-args", args.onnx2tf_args] if args.onnx2tf_args else [])]
-            start = time.perf_counter()
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout, env=env)
-                text = Path(record.name).read_text()
-                row = json.loads(text) if text else {"outcome": "crashed", "error": _tail(done.stderr)}
-            except subprocess.TimeoutExpired:
-                row = {"outcome": "timeout", "error": f"no result within {args.timeout:.0f} s"}
-        row.setdefault("source", _source_format(config))
-        row.update({"suite": _models()[name][0], "wall_s": round(time.perf_counter() - start, 1)})
-        data["rows"][name] = row
-        out.write_text(json.dumps(data, indent=1) + "\n")
-        print(f"{name}: {row['outcome']} {row.get('route') or ''} cos={row.get('cosine')} "
-              f"{row['wall_s']} s {(row.get('error') or '')[:160]}", flush=True)
+    """Convert every prepared model (or ``--only``), each in its own subprocess, ``--jobs`` at a time; the file is
+    rewritten as rows finish, so a stopped run goes on with ``--resume`` at the same commit."""
+    out = record_path(args.label)
+    old = json.loads(out.read_text()) if args.resume and out.is_file() else {}
+    if old and old["provenance"]["commit"] != commit():
+        raise SystemExit(f"{out.name} was measured at {old['provenance']['commit']}, HEAD is {commit()}: "
+                         "a result file holds one commit's rows, so start it again without --resume")
+    rows = {r["model"]: r for r in old.get("rows", [])}
+    started = old.get("provenance", {}).get("started") or now()
+    tools = _versions(args.python)
+    todo = [(n, c) for n, c in prepared(args.work) if (not args.only or n in args.only) and n not in rows]
+    order = [n for n, _ in prepared(args.work)]
+
+    def write() -> None:
+        provenance = Provenance.here(started, tools=tools)
+        document = {"provenance": provenance.as_dict(), "runs": 1, "label": args.label,
+                    "command": "python benchmarks/export_routes.py " + " ".join(sys.argv[1:]),
+                    "timeout_s": args.timeout, "onnx2tf_args": args.onnx2tf_args,
+                    "rows": [rows[n] | {"commit": provenance.commit} for n in order if n in rows]}
+        out.write_text(json.dumps(document, indent=1) + "\n")
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(_convert_in_subprocess, name, config, args) for name, config in todo]
+        for future in as_completed(futures):
+            row = future.result()
+            rows[row["model"]] = row
+            write()
+            print(f"{row['model']}: {row['outcome']} {row.get('route') or ''} cos={row.get('cosine')} "
+                  f"{row['wall_s']} s {(row.get('error') or '')[:160]}", flush=True)
+    write()
     return out
 
 
@@ -212,17 +225,23 @@ def _tail(text: str) -> str:
     return " | ".join(lines[-3:])[-600:] or "no output"
 
 
-# ------------------------------------------------------------------------------------------------ table
+# ------------------------------------------------------------------------------------------------ page
 
 
 def _rows(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
-    return [r for r in data["rows"].values() if r.get("source", source) == source]
+    return [r for r in data["rows"] if r.get("source", source) == source]
+
+
+def share(rows: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(faithful, converted, all): a converted artifact the float check refused is converted, not faithful."""
+    faithful = sum(r["outcome"] == "faithful" for r in rows)
+    return faithful, sum(r["outcome"] in ("faithful", "unfaithful") for r in rows), len(rows)
 
 
 def _counts(rows: list[dict[str, Any]]) -> str:
-    faithful = sum(r["outcome"] == "faithful" for r in rows)
-    converted = sum(r["outcome"] in ("faithful", "unfaithful") for r in rows)
-    return f"{faithful}/{len(rows)} faithful, {converted}/{len(rows)} converted" if rows else "—"
+    faithful, converted, total = share(rows)
+    return (f"**{faithful}/{total} faithful ({100 * faithful / total:.1f} %)**, {converted}/{total} converted"
+            if rows else "—")
 
 
 def _route_of(row: dict[str, Any]) -> str:
@@ -239,32 +258,46 @@ def _cell(row: dict[str, Any] | None) -> str:
     return f"{row['outcome']}{how}{cos}, {row.get('seconds', row['wall_s'])} s{why}".replace("|", "/")
 
 
-def table(labels: list[str]) -> str:
-    """The comparison of the runs ``labels`` as Markdown: totals, routes, changed models, one row per model."""
-    runs = {label: json.loads((RESULTS / f"export_routes_{label}.json").read_text()) for label in labels}
-    lines = ["| run | commit | onnx2tf | Python | options | written | ONNX -> TFLite | TFLite -> ONNX |",
-             "|---" * 8 + "|"]
+def render(runs: dict[str, dict[str, Any]]) -> str:
+    """The reference page of the runs (label -> result file): totals, routes, changed models, one row per model."""
+    lines = ["# Conversion reach: ONNX -> TFLite and TFLite -> ONNX", "",
+             "<!-- generated by benchmarks/export_routes.py render from benchmarks/results/export_routes*.json; "
+             "do not edit -->", "",
+             "Every model of the real-model zoo and of the held-out set whose file is ONNX or TFLite goes through "
+             "edgepipe's export stage for a target that deploys the other format (ONNX sources for `ethos-u55`, "
+             "TFLite sources for `mobile-npu`). *Faithful*: the artifact came out and passed the export stage's "
+             "float check on calibration samples; *converted*: it came out; a skipped row is a source the stage "
+             "does not convert (e.g. dynamic input shapes).", "",
+             "| run | commit | onnx2tf | measured | CPU | ONNX -> TFLite | TFLite -> ONNX |", "|---" * 7 + "|"]
     for label, data in runs.items():
-        lines.append(f"| {label} | {data['commit']} | {data['versions']['onnx2tf']} | {data['versions']['python']} "
-                     f"| {data['onnx2tf_args'] or ''} | {data['written']} | {_counts(_rows(data, 'onnx'))} "
-                     f"| {_counts(_rows(data, 'tflite'))} |")
+        p = data["provenance"]
+        lines.append(f"| {label} | `{p['commit']}`{' (dirty)' if p['dirty'] else ''} | {p['tools']['onnx2tf']} "
+                     f"| {p['started']} to {p['finished']} | {p['cpu']} ({p['cpus']} CPUs) "
+                     f"| {_counts(_rows(data, 'onnx'))} | {_counts(_rows(data, 'tflite'))} |")
     lines += ["", "Faithful artifacts per route:", ""]
     for label, data in runs.items():
-        routes = Counter(_route_of(r) for r in data["rows"].values() if r["outcome"] == "faithful")
+        routes = Counter(_route_of(r) for r in data["rows"] if r["outcome"] == "faithful")
         lines.append(f"- {label}: " + "; ".join(f"{route}: {count}" for route, count in routes.most_common()))
-    names = list(dict.fromkeys(n for data in runs.values() for n in data["rows"]))
+    by_name = {label: {r["model"]: r for r in data["rows"]} for label, data in runs.items()}
+    names = list(dict.fromkeys(n for rows in by_name.values() for n in rows))
     if len(runs) > 1:
-        first, *others = runs.values()
-        changed = [n for n in names if n in first["rows"] and any(
-            n in o["rows"] and (o["rows"][n]["outcome"] == "faithful") != (first["rows"][n]["outcome"] == "faithful")
-            for o in others)]
+        first, *others = by_name.values()
+        changed = [n for n in names if n in first and any(
+            n in o and (o[n]["outcome"] == "faithful") != (first[n]["outcome"] == "faithful") for o in others)]
         lines += ["", f"Models whose outcome differs between the runs: {', '.join(changed) or 'none'}"]
-    lines += ["", "| model | source | " + " | ".join(labels) + " |", "|---" * (2 + len(labels)) + "|"]
+    lines += ["", "| model | source | " + " | ".join(runs) + " |", "|---" * (2 + len(runs)) + "|"]
     for name in names:
-        source = next((d["rows"][name].get("source", "?") for d in runs.values() if name in d["rows"]), "?")
-        lines.append(f"| `{name}` | {source} | " + " | ".join(_cell(d["rows"].get(name)) for d in runs.values())
+        source = next((rows[name].get("source", "?") for rows in by_name.values() if name in rows), "?")
+        lines.append(f"| `{name}` | {source} | " + " | ".join(_cell(rows.get(name)) for rows in by_name.values())
                      + " |")
     return "\n".join(lines) + "\n"
+
+
+def committed_runs() -> dict[str, dict[str, Any]]:
+    """The committed result files, ``main`` first."""
+    paths = sorted(RESULTS.glob("export_routes*.json"), key=lambda p: (p.name != RECORD, p.name))
+    return {("main" if p.name == RECORD else p.stem.removeprefix("export_routes_")): json.loads(p.read_text())
+            for p in paths}
 
 
 def main(argv: list[str]) -> int:
@@ -275,19 +308,18 @@ def main(argv: list[str]) -> int:
     prep.add_argument("--only", nargs="+")
     go = sub.add_parser("run")
     go.add_argument("work", type=Path)
-    go.add_argument("--label", required=True)
+    go.add_argument("--label", default="main")
     go.add_argument("--python", default=sys.executable)
     go.add_argument("--timeout", type=float, default=900.0)
     go.add_argument("--only", nargs="+")
     go.add_argument("--onnx2tf-args", default="")
+    go.add_argument("--jobs", type=int, default=1, help="conversions at a time")
     go.add_argument("--resume", action="store_true", help="keep the rows already in the label's JSON")
     one = sub.add_parser("one")
     one.add_argument("config", type=Path)
     one.add_argument("record", type=Path)
     one.add_argument("--onnx2tf-args", default="")
-    tab = sub.add_parser("table")
-    tab.add_argument("labels", nargs="+")
-    tab.add_argument("--write", action="store_true", help=f"write the section of {DOC.relative_to(ROOT)}")
+    sub.add_parser("render", help=f"write {DOC.relative_to(ROOT)} from the committed result files")
     args = parser.parse_args(argv)
     if args.command == "prepare":
         prepare(args.work, args.only)
@@ -296,12 +328,7 @@ def main(argv: list[str]) -> int:
     elif args.command == "one":
         args.record.write_text(json.dumps(convert_one(args.config, args.onnx2tf_args.split())))
     else:
-        text = table(args.labels)
-        if args.write:
-            from doc_sections import write_section
-
-            write_section(DOC, "export_routes.py", text.splitlines())
-        print(text)
+        DOC.write_text(render(committed_runs()), encoding="utf-8")
     return 0
 
 

@@ -1,0 +1,33 @@
+"""The conversion-reach page is what its committed result files give, and its counts separate faithful artifacts
+from ones that merely came out."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import export_routes
+
+
+def test_the_page_is_rendered_from_the_committed_json() -> None:
+    runs = export_routes.committed_runs()
+    if not runs:
+        pytest.skip("no conversion run committed")
+    assert export_routes.DOC.read_text(encoding="utf-8") == export_routes.render(runs)
+    assert next(iter(runs)) == "main" or "main" not in runs
+
+
+def test_a_converted_artifact_the_float_check_refused_is_not_faithful() -> None:
+    rows = [{"outcome": "faithful"}, {"outcome": "unfaithful"}, {"outcome": "failed"}, {"outcome": "timeout"}]
+    assert export_routes.share(rows) == (1, 2, 4)
+
+
+def test_the_page_names_each_runs_commit_and_counts_per_direction() -> None:
+    provenance = {"commit": "abc1234", "dirty": False, "started": "s", "finished": "f", "cpu": "cpu", "cpus": 2,
+                  "tools": {"onnx2tf": "1.28.8"}}
+    rows = [{"model": "a", "source": "onnx", "outcome": "faithful", "route": "onnx2tf", "cosine": 1.0, "wall_s": 3},
+            {"model": "b", "source": "onnx", "outcome": "failed", "error": "x | y", "wall_s": 4},
+            {"model": "c", "source": "tflite", "outcome": "faithful", "route": "tf2onnx", "wall_s": 5}]
+    page = export_routes.render({"main": {"provenance": provenance, "rows": rows}})
+    assert "| main | `abc1234` | 1.28.8 |" in page
+    assert "**1/2 faithful (50.0 %)**, 1/2 converted | **1/1 faithful (100.0 %)**, 1/1 converted |" in page
+    assert "| `b` | onnx | failed, 4 s: x / y |" in page
