@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> Path:
     order = [n for n, _ in prepared(args.work)]
 
     def write() -> None:
-        provenance = Provenance.here(started, tools=tools)
+        provenance = Provenance.here(started, tools=tools, besides=out)
         document = {"provenance": provenance.as_dict(), "runs": 1, "label": args.label,
                     "command": "python benchmarks/export_routes.py " + " ".join(sys.argv[1:]),
                     "timeout_s": args.timeout, "onnx2tf_args": args.onnx2tf_args,

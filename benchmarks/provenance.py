@@ -29,10 +29,13 @@ def commit() -> str:
     return proc.stdout.strip() or "unknown"
 
 
-def tree_is_clean() -> bool:
-    """True when the checkout has no modified, staged or untracked (not ignored) file."""
+def tree_is_clean(besides: Path | None = None) -> bool:
+    """True when the checkout has no modified, staged or untracked (not ignored) file, ``besides`` aside (the result
+    file a resumable run is writing)."""
     proc = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, cwd=ROOT, check=False)
-    return proc.returncode == 0 and not proc.stdout.strip()
+    changed = [line[3:] for line in proc.stdout.splitlines() if line.strip()]
+    mine = str(besides.resolve().relative_to(ROOT)) if besides is not None else None
+    return proc.returncode == 0 and all(path == mine for path in changed)
 
 
 def now() -> str:
@@ -70,9 +73,10 @@ class Provenance:
     tools: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def here(cls, started: str, tools: dict[str, str] | None = None) -> Provenance:
+    def here(cls, started: str, tools: dict[str, str] | None = None, besides: Path | None = None) -> Provenance:
+        """Measured here and now; ``besides``: a result file being written, which does not make the tree dirty."""
         model, flags = cpu()
-        return cls(commit=commit(), dirty=not tree_is_clean(), started=started, finished=now(),
+        return cls(commit=commit(), dirty=not tree_is_clean(besides), started=started, finished=now(),
                    machine=f"{platform.system()} {platform.machine()}", cpu=model, cpu_flags=flags,
                    cpus=os.cpu_count() or 0, python=platform.python_version(), tools=dict(tools or {}))
 
