@@ -26,7 +26,7 @@ edgepipe's label-free gate (``[accuracy]`` thresholds on every output, whole and
     python -m benchmarks.ladder_vs_anchors run --work DIR    # prepare the models, measure, write JSON and page
     python -m benchmarks.ladder_vs_anchors render            # the page again from the committed JSON
 
-Needs the anchors beside edgepipe: ``pip install -e '.[aimet,nncf]'``.
+Needs AIMET-ONNX beside edgepipe (NNCF is one of its dependencies): ``pip install -e '.[aimet]'``.
 """
 
 from __future__ import annotations

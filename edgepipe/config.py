@@ -155,8 +155,8 @@ class QuantizationConfig(_Strict):
     ``granularities`` further (int16 activations, per-channel weights).
     """
 
-    steps: list[Literal["ptq", "calibration", "equalize", "mixed", "qat"]] = Field(
-        ["ptq", "calibration", "equalize", "mixed", "qat"], description="Ladder steps to run, in ladder order.")
+    steps: list[Literal["ptq", "calibration", "equalize", "nncf", "mixed", "qat"]] = Field(
+        ["ptq", "calibration", "equalize", "nncf", "mixed", "qat"], description="Ladder steps to run, in ladder order.")
     granularity: Literal["per-channel", "per-tensor"] = Field(
         "per-channel", description="Weight granularity of step (a), plain PTQ.")
     methods: list[Literal["minmax", "percentile", "entropy"]] = Field(

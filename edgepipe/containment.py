@@ -170,6 +170,16 @@ AIMET_ONNX = Tool("AIMET-ONNX", ("aimet_onnx", "torch"), (("builtins", "ImportEr
                   _equalizer_advice)
 
 
+def _nncf_advice(message: str) -> str:
+    if "No module named" in message or "cannot import" in message:
+        return "reinstall NNCF: pip install 'nncf==3.4.0'"
+    return "the ladder goes on without NNCF's candidate (its other steps still run); run with --debug for NNCF's log"
+
+
+#: NNCF's post-training quantization (ladder step ``nncf``): an import it cannot make is its failure too.
+NNCF = Tool("NNCF", ("nncf", "onnxruntime"), (("builtins", "ImportError"), *_ORT_ERRORS, *_ONNX_ERRORS), _nncf_advice)
+
+
 def onnx2tf_failure(message: str) -> ToolFailed:
     """onnx2tf runs in its own process; edgepipe's ``ConversionError`` carries its last error line."""
     return ToolFailed("onnx2tf", message, _converter_advice(message))

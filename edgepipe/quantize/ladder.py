@@ -41,6 +41,9 @@ def score(context: LadderContext, result: StepResult) -> StepResult:
             outcome.drop_points[fmt] = round(100 * (context.float_accuracy[fmt] - accuracy), 4)
     held = bool(outcome.selection) and all(s.met for s in outcome.selection.values())
     outcome.status = "met" if held else "missed"
+    for fmt, artifact in result.artifacts.items():
+        if outcome.selection[fmt].met and artifact.precision == "int8":
+            context.held.setdefault(fmt, (outcome.step, artifact))
     return result
 
 

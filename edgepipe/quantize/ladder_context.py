@@ -66,7 +66,7 @@ def selection_rank(scores: Iterable[SelectionScore]) -> Rank:
 class LadderSettings:
     """What the ladder may try (from ``[quantization]`` in the config, or the target profile)."""
 
-    steps: tuple[str, ...] = ("ptq", "calibration", "equalize", "mixed", "qat")
+    steps: tuple[str, ...] = ("ptq", "calibration", "equalize", "nncf", "mixed", "qat")
     granularity: Granularity = "per-channel"
     methods: tuple[CalibrationMethod, ...] = ("minmax", "percentile", "entropy")
     granularities: tuple[Granularity, ...] = ("per-channel", "per-tensor")
@@ -148,6 +148,9 @@ class LadderContext:
     started: float | None = None
     #: What the time budget left undone: a step not run, a search cut short; one line each, for the report.
     unfinished: list[str] = field(default_factory=list)
+    #: Per format, the first step whose all-int8 artifact held on the selection split, and that artifact: a later
+    #: step (mixed precision) keeps it rather than raise layers of a format that already holds.
+    held: dict[str, tuple[str, Artifact]] = field(default_factory=dict)
     #: Compiles a mixed-precision candidate with the vendor compilers of ``settings.compile_with``.
     vendor_check: Callable[[Artifact, Artifact | None], list[CandidateCompile]] | None = None
 

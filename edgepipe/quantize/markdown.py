@@ -8,7 +8,7 @@ from edgepipe.figures import num
 from edgepipe.quantize.report import QuantizationReport, StepOutcome
 
 _STATUS = {"met": "✅ met", "missed": "❌ missed", "skipped": "– skipped"}
-_LETTER = {"ptq": "a", "calibration": "b", "equalize": "c", "mixed": "d", "qat": "e"}
+_LETTER = {"ptq": "a", "calibration": "b", "equalize": "c", "nncf": "d", "mixed": "e", "qat": "f"}
 
 
 def _letter(step: str) -> str:

@@ -1,4 +1,4 @@
-"""Ladder step (e) for non-Keras inputs: QAT through PyTorch.
+"""Ladder step (f) for non-Keras inputs: QAT through PyTorch.
 
 - PyTorch input (``.pt2`` or a factory): PyTorch's pt2e QAT of the program itself
   (:mod:`edgepipe.quantize.qat_torch`), with the labelled training split (task loss) or, without
@@ -37,7 +37,7 @@ NO_CONVERTER = ("QAT of a {fmt} model needs a trainable form, and this build has
 
 
 def torch_qat_step(context: LadderContext) -> StepResult:
-    """(e) QAT with PyTorch's pt2e flow: labels when there is a training split, else distillation."""
+    """(f) QAT with PyTorch's pt2e flow: labels when there is a training split, else distillation."""
     from edgepipe.quantize.qat_torch import TorchQatRequest, run_torch_qat
 
     if context.model.format in ("onnx", "tflite") and "onnx" in context.floats:
@@ -69,7 +69,7 @@ def _qat_recipe(context: LadderContext) -> QuantRecipe:
 
 
 def onnx_qat_step(context: LadderContext) -> StepResult:
-    """(e) for an ONNX input: distillation QAT through onnx2torch, weights written back, then ORT PTQ."""
+    """(f) for an ONNX input: distillation QAT through onnx2torch, weights written back, then ORT PTQ."""
     outcome = StepOutcome(step="qat", title="quantization-aware training (onnx2torch, distillation)",
                           status="skipped")
     if not context.calibration:

@@ -118,3 +118,32 @@ def decomposed_ops(path: Path, opset: int = 13) -> Path:
     model.ir_version = 8
     onnx.save(model, str(path))
     return path
+
+
+#: Output-channel scales of the first convolution: four decades apart.
+SCALES = np.logspace(-2, 2, 8, dtype=np.float32)
+
+
+def conv_relu_conv(path: Path) -> Path:
+    """``x [1, 3, 16, 16]`` -> Conv(8) -> ReLU -> Conv(4) -> ``y``; the convolutions leave ``group`` implicit
+    (as tf2onnx writes them). The first convolution's output channels span four decades (:data:`SCALES`, no batch
+    normalisation): what per-tensor int8 rounds away, and cross-layer equalization or bias correction repair."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32) * SCALES[:, None, None, None]
+    b1 = (rng.normal(0, 0.1, 8) * SCALES).astype(np.float32)
+    w2 = (rng.normal(0, 0.3, (4, 8, 3, 3)) / SCALES[None, :, None, None]).astype(np.float32)
+    b2 = rng.normal(0, 0.1, 4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["y"], pads=[1, 1, 1, 1], name="conv2")]
+    graph = helper.make_graph(
+        nodes, "conv_relu_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])],
+        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path

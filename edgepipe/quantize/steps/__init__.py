@@ -17,6 +17,7 @@ from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.steps.calibration import calibration_step
 from edgepipe.quantize.steps.equalize import equalize_step
 from edgepipe.quantize.steps.mixed import mixed_step
+from edgepipe.quantize.steps.nncf import nncf_step
 from edgepipe.quantize.steps.ptq import ptq_step
 from edgepipe.quantize.steps.qat import qat_step
 
@@ -27,8 +28,10 @@ LADDER_STEPS: list[tuple[str, Step]] = [
     ("ptq", ptq_step),
     ("calibration", calibration_step),
     ("equalize", equalize_step),
+    ("nncf", nncf_step),
     ("mixed", mixed_step),
     ("qat", qat_step),
 ]
 
-__all__ = ["LADDER_STEPS", "Step", "calibration_step", "equalize_step", "mixed_step", "ptq_step", "qat_step"]
+__all__ = ["LADDER_STEPS", "Step", "calibration_step", "equalize_step", "mixed_step", "nncf_step", "ptq_step",
+           "qat_step"]

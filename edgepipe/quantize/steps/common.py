@@ -9,8 +9,9 @@ from typing import TypeVar
 
 from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
-from edgepipe.quantize.ladder_context import SUFFIX, LadderContext
+from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext
 from edgepipe.quantize.recipe import QuantRecipe
+from edgepipe.quantize.report import CandidateScore
 
 
 def artifact_of(fmt: str, path: Path, recipe: QuantRecipe) -> Artifact:
@@ -24,6 +25,20 @@ def quantize_all(context: LadderContext, step: str, recipes: dict[str, QuantReci
     folder = context.folder(step)
     return {fmt: artifact_of(fmt, context.quantize(fmt, recipe, folder / f"model_int8{SUFFIX[fmt]}"), recipe)
             for fmt, recipe in recipes.items()}
+
+
+def onnx_candidate(recipe: str, score: Fidelity) -> CandidateScore:
+    """An ONNX candidate's line in a step's trail: its recipe (or method) and its selection-split figures."""
+    return CandidateScore(format="onnx", recipe=recipe, selection_accuracy=score.accuracy,
+                          flips_points=score.flips_points, sqnr_db=score.sqnr_db, min_cosine=score.cosine)
+
+
+def fidelity_change(before: Fidelity, after: Fidelity) -> str:
+    """How a candidate's selection-split figures compare with the ones it would replace, for the trail."""
+    flips = (f"top-1 changes {before.flips_points:.2f} -> {after.flips_points:.2f} points, "
+             if before.flips_points is not None and after.flips_points is not None else "")
+    return (f"{flips}cosine {before.cosine:.4f} -> {after.cosine:.4f}, "
+            f"SQNR {before.sqnr_db:.1f} -> {after.sqnr_db:.1f} dB")
 
 
 Made = TypeVar("Made")

@@ -12,23 +12,11 @@ from __future__ import annotations
 from edgepipe.containment import AIMET_ONNX, ORT_QUANTIZER, contained
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.equalization import INSTALL, Equalization, aimet_missing, equalize_onnx
-from edgepipe.quantize.ladder_context import Fidelity, LadderContext, StepResult
+from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import preprocess
 from edgepipe.quantize.recipe import QuantRecipe
-from edgepipe.quantize.report import CandidateScore, StepOutcome
-from edgepipe.quantize.steps.common import artifact_of, quantize_all
-
-
-def _candidate(recipe: str, score: Fidelity) -> CandidateScore:
-    return CandidateScore(format="onnx", recipe=recipe, selection_accuracy=score.accuracy,
-                          flips_points=score.flips_points, sqnr_db=score.sqnr_db, min_cosine=score.cosine)
-
-
-def _change(before: Fidelity, after: Fidelity) -> str:
-    flips = (f"top-1 changes {before.flips_points:.2f} -> {after.flips_points:.2f} points, "
-             if before.flips_points is not None and after.flips_points is not None else "")
-    return (f"{flips}cosine {before.cosine:.4f} -> {after.cosine:.4f}, "
-            f"SQNR {before.sqnr_db:.1f} -> {after.sqnr_db:.1f} dB")
+from edgepipe.quantize.report import StepOutcome
+from edgepipe.quantize.steps.common import artifact_of, fidelity_change, onnx_candidate, quantize_all
 
 
 def _equalize(context: LadderContext, outcome: StepOutcome) -> Equalization | None:
@@ -71,18 +59,18 @@ def equalize_step(context: LadderContext) -> StepResult:
         outcome.note = f"{equalized.summary}; {failure.tool} failed on it: {failure.message}"
         return StepResult(outcome)
     after = context.candidate_fidelity("onnx", path)
-    outcome.candidates = [_candidate(recipe.label, before), _candidate(f"equalized, {recipe.label}", after)]
+    outcome.candidates = [onnx_candidate(recipe.label, before), onnx_candidate(f"equalized, {recipe.label}", after)]
     outcome.recipe = {"onnx": f"equalized, {recipe.label}"}
     if not context.better("onnx", after, before):
         outcome.status = "missed"
         outcome.note = (f"{equalized.summary}; not kept: it does not rank above {recipe.label} on the "
-                        f"{context.describe_decisions()} ({_change(before, after)})")
+                        f"{context.describe_decisions()} ({fidelity_change(before, after)})")
         return StepResult(outcome)
     context.rebase("onnx", equalized.path)
     others = {f: context.best_recipe.get(f, context.settings.start) for f in context.formats if f != "onnx"}
     outcome.recipe.update({f: r.label for f, r in others.items()})
-    outcome.note = (f"{equalized.summary}; kept on the {context.describe_decisions()} ({_change(before, after)}); "
-                    "later steps quantize the equalized float model"
+    outcome.note = (f"{equalized.summary}; kept on the {context.describe_decisions()} "
+                    f"({fidelity_change(before, after)}); later steps quantize the equalized float model"
                     + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
                        else ""))
     return StepResult(outcome, {"onnx": artifact_of("onnx", path, recipe), **quantize_all(context, "equalize", others)})

@@ -1,4 +1,4 @@
-"""(d) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
+"""(e) Mixed precision: the most sensitive layers kept in int16 activations or float, chosen on the selection split.
 
 One ranking per precision, fixed before any try: for ONNX int16 the groups its structure
 suspects (:mod:`edgepipe.quantize.sensitive_ops`: Softmax, Sigmoid/HardSigmoid/HardSwish,
@@ -242,14 +242,19 @@ def _mixed_range_outputs(context: LadderContext) -> list[str]:
 
 
 def mixed_step(context: LadderContext) -> StepResult:
-    """(d) Mixed precision: the most sensitive nodes kept above int8, greedily, within a share of the nodes."""
+    """(e) Mixed precision: the most sensitive nodes kept above int8, greedily, within a share of the nodes."""
     outcome = StepOutcome(step="mixed", title="mixed precision by sensitivity", status="skipped")
     precisions = {fmt: higher_precisions(context, fmt) for fmt in context.formats}
     if not any(precisions.values()):
         outcome.note = "the target runs int8 only (quantization.precisions): no layer can be kept higher"
         return StepResult(outcome)
     recipes, costs, trail = {}, [], []
+    carried = {fmt: context.held[fmt] for fmt in precisions if fmt in context.held}
     for fmt, offered in precisions.items():
+        if fmt in carried:
+            trail.append(f"{fmt}: step {carried[fmt][0]}'s all-int8 artifact already holds on the selection split; "
+                         "kept, no layer raised")
+            continue
         if not offered:
             recipes[fmt] = context.best_recipe.get(fmt, context.settings.start)
             continue
@@ -261,11 +266,12 @@ def mixed_step(context: LadderContext) -> StepResult:
         costs.append(_cost(fmt, kept, nodes) if search.recipe.activation_bits == 8 else
                      f"{fmt}: every activation int16 (a16w8 whole model: 2x activation memory and bandwidth)")
         trail += [f"{fmt}: {line}" for line in search.trail]
-    outcome.recipe = {f: r.label for f, r in recipes.items()}
+    outcome.recipe = {f: f"kept from step {carried[f][0]}" if f in carried else recipes[f].label for f in precisions}
     outcome.cost = "; ".join(costs)
     outcome.note = (f"budget {context.settings.mixed_budget:.0%} of nodes; chosen on the "
                     f"{context.describe_decisions()}" + ("; tried: " + "; ".join(trail) if trail else ""))
-    return StepResult(outcome, quantize_all(context, "mixed", recipes))
+    made = quantize_all(context, "mixed", recipes)
+    return StepResult(outcome, {f: carried[f][1] if f in carried else made[f] for f in precisions})
 
 
 def _cost(fmt: str, kept: list[KeptLayer], nodes: int) -> str:

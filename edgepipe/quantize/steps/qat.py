@@ -1,4 +1,4 @@
-"""(e) QAT of a Keras model: fine-tune with fake quantization on the training split, then convert."""
+"""(f) QAT of a Keras model: fine-tune with fake quantization on the training split, then convert."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from edgepipe.quantize.report import StepOutcome
 
 
 def qat_step(context: LadderContext) -> StepResult:
-    """(e) QAT: fine-tune the float Keras model with fake quantization on the training split, then convert.
+    """(f) QAT: fine-tune the float Keras model with fake quantization on the training split, then convert.
 
     PyTorch inputs (and ONNX/TFLite ones, which say why they cannot be trained) go through PyTorch's pt2e QAT.
     """

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 from edgepipe.config import TaskConfig
 from edgepipe.data.dataset import Dataset
@@ -25,35 +25,10 @@ from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
 from edgepipe.quantize.markdown import _letter
 from edgepipe.quantize.settings import prepare_float_onnx
 from edgepipe.quantize.steps import equalize as equalize_module
-from tests.models.onnx_exports import image_batches
+from tests.models.onnx_exports import conv_relu_conv, image_batches
 
 SETTINGS = LadderSettings(steps=("ptq", "calibration", "equalize"), granularity="per-tensor", methods=("minmax",),
                           granularities=("per-tensor",), precisions=("int8",))
-#: Output-channel scales of the first convolution: four decades apart.
-SCALES = np.logspace(-2, 2, 8, dtype=np.float32)
-
-
-def conv_relu_conv(path: Path) -> Path:
-    """``x [1, 3, 16, 16]`` -> Conv(8) -> ReLU -> Conv(4) -> ``y``; the convolutions leave ``group`` implicit
-    (as tf2onnx writes them)."""
-    rng = np.random.default_rng(7)
-    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32) * SCALES[:, None, None, None]
-    b1 = (rng.normal(0, 0.1, 8) * SCALES).astype(np.float32)
-    w2 = (rng.normal(0, 0.3, (4, 8, 3, 3)) / SCALES[None, :, None, None]).astype(np.float32)
-    b2 = rng.normal(0, 0.1, 4).astype(np.float32)
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
-             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             helper.make_node("Conv", ["r1", "w2", "b2"], ["y"], pads=[1, 1, 1, 1], name="conv2")]
-    graph = helper.make_graph(
-        nodes, "conv_relu_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])],
-        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return path
-
-
 def _outputs(path: Path, x: np.ndarray) -> np.ndarray:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     return np.concatenate([session.run(None, {"x": sample[None]})[0] for sample in x])
@@ -80,8 +55,8 @@ def _context(folder: Path) -> LadderContext:
                          thresholds=Thresholds(min_cosine=0.999999, min_sqnr_db=150.0, min_part_sqnr_db=None))
 
 
-def test_the_step_is_letter_c_between_calibration_and_mixed() -> None:
-    assert [_letter(s) for s in ("ptq", "calibration", "equalize", "mixed", "qat")] == ["a", "b", "c", "d", "e"]
+def test_the_step_is_letter_c_between_calibration_and_nncf() -> None:
+    assert [_letter(s) for s in ("ptq", "calibration", "equalize", "nncf", "mixed", "qat")] == list("abcdef")
 
 
 def test_without_aimet_the_step_is_skipped_and_names_the_extra(tmp_path: Path,

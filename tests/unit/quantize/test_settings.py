@@ -19,7 +19,7 @@ from edgepipe.targets.registry import use_profile_dirs
 
 
 def test_ladder_steps_are_registered_in_order() -> None:
-    assert [name for name, _ in LADDER_STEPS] == ["ptq", "calibration", "equalize", "mixed", "qat"]
+    assert [name for name, _ in LADDER_STEPS] == ["ptq", "calibration", "equalize", "nncf", "mixed", "qat"]
 
 
 def test_recipe_labels_and_mixed_layers() -> None:

@@ -1,0 +1,120 @@
+"""Ladder step (d), NNCF: skipped with the install line when NNCF is absent; with it, NNCF's QDQ model is scored on
+the selection split beside the best ONNX Runtime recipe and kept only when it ranks above it. Mixed precision keeps
+a format's all-int8 artifact that already held instead of raising its layers.
+
+Real NNCF and ONNX Runtime on a generated Conv-ReLU-Conv whose channels span four decades; only the "is NNCF
+installed" check is replaced where its absence is under test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from edgepipe.artifacts import Artifact
+from edgepipe.config import TaskConfig
+from edgepipe.data.dataset import Dataset
+from edgepipe.load import load_model
+from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize import nncf_ptq
+from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
+from edgepipe.quantize.settings import prepare_float_onnx
+from edgepipe.quantize.steps import LADDER_STEPS
+from edgepipe.quantize.steps import nncf as nncf_module
+from edgepipe.quantize.steps.mixed import mixed_step
+from tests.models.onnx_exports import conv_relu_conv, image_batches
+
+
+def _context(folder: Path, steps: tuple[str, ...], precisions: tuple[str, ...] = ("int8",)) -> LadderContext:
+    float_path = conv_relu_conv(folder / "model.onnx")
+    calibration = Dataset(folder / "calibration.npz", (image_batches(16, 16, 16, 0),), None, "0" * 64)
+    selection = Dataset(folder / "selection.npz", (image_batches(8, 16, 16, 1),), None, "1" * 64)
+    work = folder / "ladder"
+    work.mkdir()
+    settings = LadderSettings(steps=steps, granularity="per-tensor", methods=("minmax",),
+                              granularities=("per-tensor",), precisions=precisions)  # type: ignore[arg-type]
+    settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, settings, work)
+    # A gate nothing reaches, so every step runs and says what it did.
+    return LadderContext(model=load_model(float_path), graph=None, floats={"onnx": float_path},
+                         calibration=calibration, selection=selection, evaluation=None, train=None, threshold=1.0,
+                         settings=settings, work=work, preparation=notes, task=TaskConfig(kind="none"),
+                         thresholds=Thresholds(min_cosine=0.999999, min_sqnr_db=150.0, min_part_sqnr_db=None))
+
+
+def test_nncf_is_step_d_between_equalization_and_mixed_precision() -> None:
+    assert [name for name, _ in LADDER_STEPS] == ["ptq", "calibration", "equalize", "nncf", "mixed", "qat"]
+    assert LadderSettings().steps == ("ptq", "calibration", "equalize", "nncf", "mixed", "qat")
+
+
+def test_without_nncf_the_step_is_skipped_and_says_how_to_install_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nncf_module, "nncf_missing", lambda: True)
+    kept, report = run_ladder(_context(tmp_path, ("ptq", "nncf")))
+    step = {s.step: s for s in report.steps}["nncf"]
+    assert step.status == "skipped" and "NNCF is not installed: pip install 'nncf==3.4.0'" in step.note
+    assert report.final_step == "ptq" and kept
+
+
+def test_nncf_finds_the_package_without_importing_it() -> None:
+    import importlib.util
+
+    assert nncf_ptq.nncf_missing() == (importlib.util.find_spec("nncf") is None)
+
+
+def test_nncf_candidate_is_scored_beside_the_best_recipe_and_kept_only_when_it_ranks_above(tmp_path: Path) -> None:
+    pytest.importorskip("nncf")
+    context = _context(tmp_path, ("ptq", "calibration", "nncf"))
+    kept, report = run_ladder(context)
+    step = {s.step: s for s in report.steps}["nncf"]
+    assert step.status in ("met", "missed"), step.note
+    before, after = step.candidates
+    assert before.recipe == "minmax/per-tensor/int8" and after.recipe == "nncf min-max ranges + bias correction"
+    assert before.sqnr_db is not None and after.sqnr_db is not None
+    made = tmp_path / "ladder" / "nncf" / "model_int8.onnx"
+    ops = {node.op_type for node in onnx.load(str(made)).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv"} <= ops  # a QDQ model ONNX Runtime runs
+    ort.InferenceSession(str(made), providers=["CPUExecutionProvider"])
+    if "kept on the" in step.note:
+        assert after.sqnr_db >= before.sqnr_db and step.selection["onnx"].min_sqnr_db == pytest.approx(after.sqnr_db)
+    else:
+        assert "not kept: it does not rank above minmax/per-tensor/int8" in step.note and not step.selection
+    assert kept
+
+
+def test_a_target_without_int8_gets_no_nncf_candidate(tmp_path: Path) -> None:
+    context = _context(tmp_path, ("ptq", "nncf"), precisions=("a16w8",))
+    outcome = nncf_module.nncf_step(context).outcome
+    assert outcome.status == "skipped" and "no target of this group runs" in outcome.note
+
+
+def _attention(path: Path) -> onnx.ModelProto:
+    """q = x Wq, k = x Wk; softmax(q k^T) x: two MatMuls of two activations, as attention has."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(size=(8, 8)).astype(np.float32), n) for n in ("wq", "wk")]
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"]), helper.make_node("MatMul", ["x", "wk"], ["k"]),
+             helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])], weights)
+    return helper.make_model(graph)
+
+
+def test_attention_takes_smoothquant_and_a_conv_net_does_not(tmp_path: Path) -> None:
+    assert nncf_ptq.is_transformer(_attention(tmp_path / "attention.onnx"))
+    assert not nncf_ptq.is_transformer(onnx.load(str(conv_relu_conv(tmp_path / "conv.onnx"))))
+
+
+def test_mixed_precision_keeps_the_artifact_of_a_format_that_already_held(tmp_path: Path) -> None:
+    context = _context(tmp_path, ("ptq", "mixed"), precisions=("int8", "a16w8"))
+    held = Artifact(tmp_path / "model.onnx", "onnx", "int8")
+    context.held["onnx"] = ("nncf", held)
+    result = mixed_step(context)
+    assert result.artifacts == {"onnx": held}
+    assert result.outcome.recipe == {"onnx": "kept from step nncf"} and not result.outcome.kept_layers
+    assert "onnx: step nncf's all-int8 artifact already holds on the selection split; kept" in result.outcome.note
