@@ -9,9 +9,9 @@ from typing import TypeVar
 
 from edgepipe.artifacts import Artifact
 from edgepipe.errors import ToolFailed
-from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext
+from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
-from edgepipe.quantize.report import CandidateScore
+from edgepipe.quantize.report import CandidateScore, StepOutcome
 
 
 def artifact_of(fmt: str, path: Path, recipe: QuantRecipe) -> Artifact:
@@ -25,6 +25,16 @@ def quantize_all(context: LadderContext, step: str, recipes: dict[str, QuantReci
     folder = context.folder(step)
     return {fmt: artifact_of(fmt, context.quantize(fmt, recipe, folder / f"model_int8{SUFFIX[fmt]}"), recipe)
             for fmt, recipe in recipes.items()}
+
+
+def kept_onnx(context: LadderContext, step: str, outcome: StepOutcome, onnx: Artifact, note: str) -> StepResult:
+    """A step that makes only an ONNX candidate, kept: that artifact beside each other format's best setting so far
+    (quantized into the step's folder); the note says where the TFLite artifact comes from."""
+    others = {f: context.best_recipe.get(f, context.settings.start) for f in context.formats if f != "onnx"}
+    outcome.recipe.update({f: r.label for f, r in others.items()})
+    outcome.note = note + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
+                           else "")
+    return StepResult(outcome, {"onnx": onnx, **quantize_all(context, step, others)})
 
 
 def onnx_candidate(recipe: str, score: Fidelity) -> CandidateScore:

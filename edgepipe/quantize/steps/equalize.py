@@ -16,7 +16,7 @@ from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import preprocess
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
-from edgepipe.quantize.steps.common import artifact_of, fidelity_change, onnx_candidate, quantize_all
+from edgepipe.quantize.steps.common import artifact_of, fidelity_change, kept_onnx, onnx_candidate
 
 
 def _equalize(context: LadderContext, outcome: StepOutcome) -> Equalization | None:
@@ -67,10 +67,6 @@ def equalize_step(context: LadderContext) -> StepResult:
                         f"{context.describe_decisions()} ({fidelity_change(before, after)})")
         return StepResult(outcome)
     context.rebase("onnx", equalized.path)
-    others = {f: context.best_recipe.get(f, context.settings.start) for f in context.formats if f != "onnx"}
-    outcome.recipe.update({f: r.label for f, r in others.items()})
-    outcome.note = (f"{equalized.summary}; kept on the {context.describe_decisions()} "
-                    f"({fidelity_change(before, after)}); later steps quantize the equalized float model"
-                    + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
-                       else ""))
-    return StepResult(outcome, {"onnx": artifact_of("onnx", path, recipe), **quantize_all(context, "equalize", others)})
+    return kept_onnx(context, "equalize", outcome, artifact_of("onnx", path, recipe),
+                     f"{equalized.summary}; kept on the {context.describe_decisions()} "
+                     f"({fidelity_change(before, after)}); later steps quantize the equalized float model")

@@ -17,7 +17,7 @@ from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.nncf_ptq import INSTALL, is_transformer, nncf_missing, quantize_with_nncf
 from edgepipe.quantize.onnx_qdq import preprocess
 from edgepipe.quantize.report import StepOutcome
-from edgepipe.quantize.steps.common import fidelity_change, onnx_candidate, quantize_all
+from edgepipe.quantize.steps.common import fidelity_change, kept_onnx, onnx_candidate
 
 TITLE = "bias correction and SmoothQuant (NNCF)"
 
@@ -62,11 +62,6 @@ def nncf_step(context: LadderContext) -> StepResult:
         outcome.note = (f"{made.label} ({made.seconds:.1f} s); not kept: it does not rank above {recipe.label} on "
                         f"the {context.describe_decisions()} ({fidelity_change(before, after)})")
         return StepResult(outcome)
-    others = {f: context.best_recipe.get(f, context.settings.start) for f in context.formats if f != "onnx"}
-    outcome.recipe.update({f: r.label for f, r in others.items()})
-    outcome.note = (f"{made.label} ({made.seconds:.1f} s); kept on the {context.describe_decisions()} "
-                    f"({fidelity_change(before, after)})"
-                    + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
-                       else ""))
-    artifact = Artifact(made.path, "onnx", "int8")
-    return StepResult(outcome, {"onnx": artifact, **quantize_all(context, "nncf", others)})
+    return kept_onnx(context, "nncf", outcome, Artifact(made.path, "onnx", "int8"),
+                     f"{made.label} ({made.seconds:.1f} s); kept on the {context.describe_decisions()} "
+                     f"({fidelity_change(before, after)})")

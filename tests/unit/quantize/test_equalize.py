@@ -16,16 +16,12 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from edgepipe.config import TaskConfig
-from edgepipe.data.dataset import Dataset
-from edgepipe.load import load_model
-from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize import equalization
 from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
 from edgepipe.quantize.markdown import _letter
-from edgepipe.quantize.settings import prepare_float_onnx
 from edgepipe.quantize.steps import equalize as equalize_module
 from tests.models.onnx_exports import conv_relu_conv, image_batches
+from tests.unit.quantize.conv_context import conv_context
 
 SETTINGS = LadderSettings(steps=("ptq", "calibration", "equalize"), granularity="per-tensor", methods=("minmax",),
                           granularities=("per-tensor",), precisions=("int8",))
@@ -42,17 +38,7 @@ def _channel_spread(path: Path, name: str) -> float:
 
 
 def _context(folder: Path) -> LadderContext:
-    float_path = conv_relu_conv(folder / "model.onnx")
-    calibration = Dataset(folder / "calibration.npz", (image_batches(16, 16, 16, 0),), None, "0" * 64)
-    selection = Dataset(folder / "selection.npz", (image_batches(8, 16, 16, 1),), None, "1" * 64)
-    work = folder / "ladder"
-    work.mkdir()
-    settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, SETTINGS, work)
-    # A gate nothing reaches, so every step runs and says what it did.
-    return LadderContext(model=load_model(float_path), graph=None, floats={"onnx": float_path},
-                         calibration=calibration, selection=selection, evaluation=None, train=None, threshold=1.0,
-                         settings=settings, work=work, preparation=notes, task=TaskConfig(kind="none"),
-                         thresholds=Thresholds(min_cosine=0.999999, min_sqnr_db=150.0, min_part_sqnr_db=None))
+    return conv_context(folder, SETTINGS)
 
 
 def test_the_step_is_letter_c_between_calibration_and_nncf() -> None:

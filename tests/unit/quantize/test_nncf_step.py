@@ -17,33 +17,19 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgepipe.artifacts import Artifact
-from edgepipe.config import TaskConfig
-from edgepipe.data.dataset import Dataset
-from edgepipe.load import load_model
-from edgepipe.metrics.label_free import Thresholds
 from edgepipe.quantize import nncf_ptq
 from edgepipe.quantize.ladder import LadderContext, LadderSettings, run_ladder
-from edgepipe.quantize.settings import prepare_float_onnx
 from edgepipe.quantize.steps import LADDER_STEPS
 from edgepipe.quantize.steps import nncf as nncf_module
 from edgepipe.quantize.steps.mixed import mixed_step
-from tests.models.onnx_exports import conv_relu_conv, image_batches
+from tests.models.onnx_exports import conv_relu_conv
+from tests.unit.quantize.conv_context import conv_context
 
 
 def _context(folder: Path, steps: tuple[str, ...], precisions: tuple[str, ...] = ("int8",)) -> LadderContext:
-    float_path = conv_relu_conv(folder / "model.onnx")
-    calibration = Dataset(folder / "calibration.npz", (image_batches(16, 16, 16, 0),), None, "0" * 64)
-    selection = Dataset(folder / "selection.npz", (image_batches(8, 16, 16, 1),), None, "1" * 64)
-    work = folder / "ladder"
-    work.mkdir()
-    settings = LadderSettings(steps=steps, granularity="per-tensor", methods=("minmax",),
-                              granularities=("per-tensor",), precisions=precisions)  # type: ignore[arg-type]
-    settings, notes = prepare_float_onnx({"onnx": float_path}, calibration, settings, work)
-    # A gate nothing reaches, so every step runs and says what it did.
-    return LadderContext(model=load_model(float_path), graph=None, floats={"onnx": float_path},
-                         calibration=calibration, selection=selection, evaluation=None, train=None, threshold=1.0,
-                         settings=settings, work=work, preparation=notes, task=TaskConfig(kind="none"),
-                         thresholds=Thresholds(min_cosine=0.999999, min_sqnr_db=150.0, min_part_sqnr_db=None))
+    return conv_context(folder, LadderSettings(steps=steps, granularity="per-tensor", methods=("minmax",),
+                                               granularities=("per-tensor",),
+                                               precisions=precisions))  # type: ignore[arg-type]
 
 
 def test_nncf_is_step_d_between_equalization_and_mixed_precision() -> None:
