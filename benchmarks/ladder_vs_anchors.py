@@ -9,9 +9,10 @@ Each runs in a fresh process, so its wall time (s, its library's import included
 evaluation split the way a build judges it: with labels, the top-1 drop against the float model (points); without,
 edgepipe's label-free gate (``[accuracy]`` thresholds on every output, whole and by part, and the task check).
 
-- **edgepipe**: the ladder's steps ptq, calibration, equalize (AIMET-ONNX CLE) and mixed (QAT is left out: it
-  trains for minutes) with the model's ``[quantization]`` settings; it stops at the first step that holds.
-- **edgepipe w/o CLE**: the same without the equalize step (what edgepipe did before it).
+- **edgepipe**: the ladder's steps ptq, calibration, equalize (AIMET-ONNX CLE), nncf (NNCF's bias correction and
+  SmoothQuant) and mixed (QAT is left out: it trains for minutes) with the model's ``[quantization]`` settings; it
+  stops at the first step that holds.
+- **edgepipe, own steps**: the same without the steps that call the anchors (equalize, nncf).
 - **NNCF PTQ**: ``nncf.quantize`` with its defaults (fast bias correction, the performance preset).
 - **NNCF accuracy control**: ``nncf.quantize_with_accuracy_control`` reverting layers to float until the
   selection split holds by edgepipe's rule: with labels, top-1 changes against the float model within
@@ -51,7 +52,7 @@ DOC = ROOT / "docs" / "reference" / "anchors.md"
 #: The models: the bundled one plain PTQ breaks, and zoo models that quantize in minutes on 2 cores.
 BUNDLED = ("digits_nobn",)
 ZOO = ("ppocr_v4_cls", "magika", "oww_embedding", "akiki_vad")
-METHODS = ("edgepipe", "edgepipe w/o CLE", "NNCF PTQ", "NNCF accuracy control", "AIMET PTQ")
+METHODS = ("edgepipe", "edgepipe, own steps", "NNCF PTQ", "NNCF accuracy control", "AIMET PTQ")
 #: Label-free evaluation samples at most (a build's evaluation stage uses the same number).
 LABEL_FREE_SAMPLES = 100
 
@@ -136,8 +137,7 @@ def edgepipe_ladder(case: Case, out: Path, steps: tuple[str, ...]) -> str:
     kept, report = run_ladder(case.context)
     shutil.copyfile(kept[0].path, out)
     trail = ", ".join(f"{s.step} {s.status}" for s in report.steps)
-    equalize = next((s for s in report.steps if s.step == "equalize"), None)
-    said = f"; equalize: {equalize.note[:240]}" if equalize is not None and equalize.note else ""
+    said = "".join(f"; {s.step}: {s.note[:240]}" for s in report.steps if s.step in ("equalize", "nncf") and s.note)
     return f"kept {report.final_step} ({trail}){said}"
 
 
@@ -234,8 +234,8 @@ def aimet_ptq(case: Case, out: Path) -> str:
 def quantize_with(method: str, case: Case, out: Path) -> str:
     """Run ``method`` on ``case``, writing its QDQ ONNX to ``out``; returns a note on what it did."""
     if method == "edgepipe":
-        return edgepipe_ladder(case, out, ("ptq", "calibration", "equalize", "mixed"))
-    if method == "edgepipe w/o CLE":
+        return edgepipe_ladder(case, out, ("ptq", "calibration", "equalize", "nncf", "mixed"))
+    if method == "edgepipe, own steps":
         return edgepipe_ladder(case, out, ("ptq", "calibration", "mixed"))
     if method in ("NNCF PTQ", "NNCF accuracy control"):
         return nncf_ptq(case, out, accuracy_control=method == "NNCF accuracy control")
