@@ -104,3 +104,28 @@ def test_mixed_precision_keeps_the_artifact_of_a_format_that_already_held(tmp_pa
     assert result.artifacts == {"onnx": held}
     assert result.outcome.recipe == {"onnx": "kept from step nncf"} and not result.outcome.kept_layers
     assert "onnx: step nncf's all-int8 artifact already holds on the selection split; kept" in result.outcome.note
+
+
+def test_weights_behind_a_quantize_are_folded_to_integers_bit_for_bit(tmp_path: Path) -> None:
+    """NNCF writes float weight -> QuantizeLinear -> DequantizeLinear; folded, the weight is an int8 initializer
+    read by the DequantizeLinear, and every output is the same."""
+    rng = np.random.default_rng(1)
+    weight = rng.normal(size=(4, 3, 3, 3)).astype(np.float32)
+    scale = (np.abs(weight).reshape(4, -1).max(1) / 127).astype(np.float32)
+    inits = [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(scale, "s"),
+             numpy_helper.from_array(np.zeros(4, np.int8), "z")]
+    nodes = [helper.make_node("QuantizeLinear", ["w", "s", "z"], ["wq"], axis=0),
+             helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"], axis=0),
+             helper.make_node("Conv", ["x", "wd"], ["y"])]
+    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = {"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)}
+    before = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)[0]
+    assert nncf_ptq.fold_weight_quantize(model) == 1
+    assert [n.op_type for n in model.graph.node] == ["DequantizeLinear", "Conv"]
+    folded = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    assert folded["wq"].dtype == np.int8 and "w" not in folded
+    after = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)[0]
+    np.testing.assert_array_equal(after, before)
