@@ -59,7 +59,7 @@ RESULT = ROOT / "benchmarks" / "results" / "vendor_paths.json"
 DOC = ROOT / "docs" / "reference" / "vendor_paths.md"
 TARGETS = ("ethos-u55", "rk3588", "mobile-npu")
 BUNDLED = "digits_cnn"
-MODELS = (BUNDLED, "ppocr_v4_cls", "ppocr_v2_cls", "oww_embedding", "akiki_vad")
+MODELS = (BUNDLED, "ppocr_v4_cls", "ppocr_v2_cls", "oww_embedding", "akiki_vad", "ddddocr_det")
 VENDOR_PATHS = {
     "ethos-u55": "onnx2tf -oiqt (ONNX) or TF converter (Keras, SavedModel), full int8; Vela ethos-u55-128",
     "rk3588": "rknn-toolkit2 load_onnx, build with its quantizer on the calibration data; simulator inference",
