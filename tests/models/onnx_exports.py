@@ -124,10 +124,12 @@ def decomposed_ops(path: Path, opset: int = 13) -> Path:
 SCALES = np.logspace(-2, 2, 8, dtype=np.float32)
 
 
-def conv_relu_conv(path: Path) -> Path:
+def conv_relu_conv(path: Path, bias: float | None = None) -> Path:
     """``x [1, 3, 16, 16]`` -> Conv(8) -> ReLU -> Conv(4) -> ``y``; the convolutions leave ``group`` implicit
     (as tf2onnx writes them). The first convolution's output channels span four decades (:data:`SCALES`, no batch
-    normalisation): what per-tensor int8 rounds away, and cross-layer equalization or bias correction repair."""
+    normalisation): what per-tensor int8 rounds away, and cross-layer equalization or bias correction repair.
+    ``bias``: every bias this constant instead of random (large enough that NNCF's bias correction applies: it skips
+    a shift larger than twice the bias)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -136,6 +138,8 @@ def conv_relu_conv(path: Path) -> Path:
     b1 = (rng.normal(0, 0.1, 8) * SCALES).astype(np.float32)
     w2 = (rng.normal(0, 0.3, (4, 8, 3, 3)) / SCALES[None, :, None, None]).astype(np.float32)
     b2 = rng.normal(0, 0.1, 4).astype(np.float32)
+    if bias is not None:
+        b1, b2 = np.full(8, bias, np.float32), np.full(4, bias, np.float32)
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
              helper.make_node("Conv", ["r1", "w2", "b2"], ["y"], pads=[1, 1, 1, 1], name="conv2")]

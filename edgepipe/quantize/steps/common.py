@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from edgepipe.artifacts import Artifact
+from edgepipe.containment import ORT_QUANTIZER, contained
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import SUFFIX, Fidelity, LadderContext, StepResult
 from edgepipe.quantize.recipe import QuantRecipe
@@ -35,6 +36,34 @@ def kept_onnx(context: LadderContext, step: str, outcome: StepOutcome, onnx: Art
     outcome.note = note + ("; TFLite: step (b)'s artifact (the converter quantizes the framework's graph)" if others
                            else "")
     return StepResult(outcome, {"onnx": onnx, **quantize_all(context, step, others)})
+
+
+def try_float_rewrite(context: LadderContext, outcome: StepOutcome, rewrite: Path, made: str,
+                      summary: str) -> StepResult:
+    """Quantize ``rewrite`` (a rewrite of the float ONNX that keeps its function up to what it corrects; ``made``:
+    what made it, e.g. "equalized") with the setting chosen so far, score it beside that setting on the float model,
+    and keep it (later steps then quantize it too) only when it ranks above. ``summary`` leads every note."""
+    recipe = context.best_recipe.get("onnx", context.settings.start)
+    folder = context.folder(outcome.step)
+    try:
+        with contained(ORT_QUANTIZER):
+            before = context.candidate_fidelity("onnx", context.quantize("onnx", recipe, folder / "before.onnx"))
+            path = context.quantize("onnx", recipe, folder / "model_int8.onnx", source=rewrite)
+    except ToolFailed as failure:
+        outcome.note = f"{summary}; {failure.tool} failed on it: {failure.message}"
+        return StepResult(outcome)
+    after = context.candidate_fidelity("onnx", path)
+    outcome.candidates = [onnx_candidate(recipe.label, before), onnx_candidate(f"{made}, {recipe.label}", after)]
+    outcome.recipe = {"onnx": f"{made}, {recipe.label}"}
+    if not context.better("onnx", after, before):
+        outcome.status = "missed"
+        outcome.note = (f"{summary}; not kept: it does not rank above {recipe.label} on the "
+                        f"{context.describe_decisions()} ({fidelity_change(before, after)})")
+        return StepResult(outcome)
+    context.rebase("onnx", rewrite)
+    return kept_onnx(context, outcome.step, outcome, artifact_of("onnx", path, recipe),
+                     f"{summary}; kept on the {context.describe_decisions()} ({fidelity_change(before, after)}); "
+                     f"later steps quantize the {made} float model")
 
 
 def onnx_candidate(recipe: str, score: Fidelity) -> CandidateScore:

@@ -9,14 +9,13 @@ its artifact here is the one step (b) chose.
 
 from __future__ import annotations
 
-from edgepipe.containment import AIMET_ONNX, ORT_QUANTIZER, contained
+from edgepipe.containment import AIMET_ONNX, contained
 from edgepipe.errors import ToolFailed
 from edgepipe.quantize.equalization import INSTALL, Equalization, aimet_missing, equalize_onnx
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.onnx_qdq import preprocess
-from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
-from edgepipe.quantize.steps.common import artifact_of, fidelity_change, kept_onnx, onnx_candidate
+from edgepipe.quantize.steps.common import try_float_rewrite
 
 
 def _equalize(context: LadderContext, outcome: StepOutcome) -> Equalization | None:
@@ -49,24 +48,4 @@ def equalize_step(context: LadderContext) -> StepResult:
     equalized = _equalize(context, outcome)
     if equalized is None:
         return StepResult(outcome)
-    recipe: QuantRecipe = context.best_recipe.get("onnx", context.settings.start)
-    folder = context.folder("equalize")
-    try:
-        with contained(ORT_QUANTIZER):
-            before = context.candidate_fidelity("onnx", context.quantize("onnx", recipe, folder / "before.onnx"))
-            path = context.quantize("onnx", recipe, folder / "model_int8.onnx", source=equalized.path)
-    except ToolFailed as failure:
-        outcome.note = f"{equalized.summary}; {failure.tool} failed on it: {failure.message}"
-        return StepResult(outcome)
-    after = context.candidate_fidelity("onnx", path)
-    outcome.candidates = [onnx_candidate(recipe.label, before), onnx_candidate(f"equalized, {recipe.label}", after)]
-    outcome.recipe = {"onnx": f"equalized, {recipe.label}"}
-    if not context.better("onnx", after, before):
-        outcome.status = "missed"
-        outcome.note = (f"{equalized.summary}; not kept: it does not rank above {recipe.label} on the "
-                        f"{context.describe_decisions()} ({fidelity_change(before, after)})")
-        return StepResult(outcome)
-    context.rebase("onnx", equalized.path)
-    return kept_onnx(context, "equalize", outcome, artifact_of("onnx", path, recipe),
-                     f"{equalized.summary}; kept on the {context.describe_decisions()} "
-                     f"({fidelity_change(before, after)}); later steps quantize the equalized float model")
+    return try_float_rewrite(context, outcome, equalized.path, "equalized", equalized.summary)

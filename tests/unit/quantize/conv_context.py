@@ -15,9 +15,10 @@ from edgepipe.quantize.settings import prepare_float_onnx
 from tests.models.onnx_exports import conv_relu_conv, image_batches
 
 
-def conv_context(folder: Path, settings: LadderSettings) -> LadderContext:
-    """The ladder's context for the float ONNX written to ``folder/model.onnx``, working in ``folder/ladder``."""
-    float_path = conv_relu_conv(folder / "model.onnx")
+def conv_context(folder: Path, settings: LadderSettings, bias: float | None = None) -> LadderContext:
+    """The ladder's context for the float ONNX written to ``folder/model.onnx`` (``bias``: see
+    :func:`~tests.models.onnx_exports.conv_relu_conv`), working in ``folder/ladder``."""
+    float_path = conv_relu_conv(folder / "model.onnx", bias)
     calibration = Dataset(folder / "calibration.npz", (image_batches(16, 16, 16, 0),), None, "0" * 64)
     selection = Dataset(folder / "selection.npz", (image_batches(8, 16, 16, 1),), None, "1" * 64)
     work = folder / "ladder"

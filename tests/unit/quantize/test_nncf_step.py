@@ -1,6 +1,7 @@
-"""Ladder step (d), NNCF: skipped with the install line when NNCF is absent; with it, NNCF's QDQ model is scored on
-the selection split beside the best ONNX Runtime recipe and kept only when it ranks above it. Mixed precision keeps
-a format's all-int8 artifact that already held instead of raising its layers.
+"""Ladder step (d), NNCF: skipped with the install line when NNCF is absent; with it, NNCF's corrected float model
+(biases corrected, read back from its QDQ model) is quantized with the setting chosen so far, scored beside that
+setting on the float model and kept only when it ranks above it. Mixed precision keeps a format's all-int8 artifact
+that already held instead of raising its layers.
 
 Real NNCF and ONNX Runtime on a generated Conv-ReLU-Conv whose channels span four decades; only the "is NNCF
 installed" check is replaced where its absence is under test.
@@ -29,7 +30,7 @@ from tests.unit.quantize.conv_context import conv_context
 def _context(folder: Path, steps: tuple[str, ...], precisions: tuple[str, ...] = ("int8",)) -> LadderContext:
     return conv_context(folder, LadderSettings(steps=steps, granularity="per-tensor", methods=("minmax",),
                                                granularities=("per-tensor",),
-                                               precisions=precisions))  # type: ignore[arg-type]
+                                               precisions=precisions), bias=4.0)  # type: ignore[arg-type]
 
 
 def test_nncf_is_step_d_between_equalization_and_mixed_precision() -> None:
@@ -52,30 +53,57 @@ def test_nncf_finds_the_package_without_importing_it() -> None:
     assert nncf_ptq.nncf_missing() == (importlib.util.find_spec("nncf") is None)
 
 
-def test_nncf_candidate_is_scored_beside_the_best_recipe_and_kept_only_when_it_ranks_above(tmp_path: Path) -> None:
+def test_nncf_corrected_model_is_quantized_with_the_chosen_setting_and_kept_only_when_it_ranks_above(
+        tmp_path: Path) -> None:
     pytest.importorskip("nncf")
     context = _context(tmp_path, ("ptq", "calibration", "nncf"))
     kept, report = run_ladder(context)
     step = {s.step: s for s in report.steps}["nncf"]
-    assert step.status in ("met", "missed"), step.note
+    assert "NNCF bias correction of 2 layer(s)" in step.note, step.note  # both convolutions have a bias
     before, after = step.candidates
-    assert before.recipe == "minmax/per-tensor/int8" and after.recipe == "nncf min-max ranges + bias correction"
+    assert before.recipe == "minmax/per-tensor/int8" and after.recipe == "NNCF-corrected, minmax/per-tensor/int8"
     assert before.sqnr_db is not None and after.sqnr_db is not None
-    made = tmp_path / "ladder" / "nncf" / "model_int8.onnx"
-    ops = {node.op_type for node in onnx.load(str(made)).graph.node}
-    assert {"QuantizeLinear", "DequantizeLinear", "Conv"} <= ops  # a QDQ model ONNX Runtime runs
-    ort.InferenceSession(str(made), providers=["CPUExecutionProvider"])
-    if "kept on the" in step.note:
-        assert after.sqnr_db >= before.sqnr_db and step.selection["onnx"].min_sqnr_db == pytest.approx(after.sqnr_db)
+    corrected = tmp_path / "ladder" / "nncf" / "model_corrected.onnx"
+    assert [n.op_type for n in onnx.load(str(corrected)).graph.node] == ["Conv", "Relu", "Conv"]  # float again
+    quantized = tmp_path / "ladder" / "nncf" / "model_int8.onnx"
+    assert {"QuantizeLinear", "DequantizeLinear"} <= {n.op_type for n in onnx.load(str(quantized)).graph.node}
+    ort.InferenceSession(str(quantized), providers=["CPUExecutionProvider"])
+    if "kept on the" in step.note:  # later steps quantize the corrected float model
+        assert after.sqnr_db >= before.sqnr_db and context.floats["onnx"] == corrected
     else:
-        assert "not kept: it does not rank above minmax/per-tensor/int8" in step.note and not step.selection
+        assert "not kept: it does not rank above" in step.note and context.floats["onnx"] == tmp_path / "model.onnx"
     assert kept
 
 
-def test_a_target_without_int8_gets_no_nncf_candidate(tmp_path: Path) -> None:
-    context = _context(tmp_path, ("ptq", "nncf"), precisions=("a16w8",))
-    outcome = nncf_module.nncf_step(context).outcome
-    assert outcome.status == "skipped" and "no target of this group runs" in outcome.note
+def test_a_qdq_model_reads_back_to_its_float_model() -> None:
+    """Activation pairs become the tensor they round; a weight stored as integers becomes the source's float
+    weight where that rounds to the same integers; the outputs keep their names."""
+    rng = np.random.default_rng(1)
+    weight = rng.normal(size=(4, 3, 3, 3)).astype(np.float32)
+    scale = (np.abs(weight).reshape(4, -1).max(1) / 127).astype(np.float32)
+    integers = np.rint(weight / scale[:, None, None, None]).astype(np.int8)
+    inits = [numpy_helper.from_array(integers, "q_output_w_1"), numpy_helper.from_array(scale, "s"),
+             numpy_helper.from_array(np.zeros(4, np.int8), "z"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "xs"),
+             numpy_helper.from_array(np.array(0, np.int8), "xz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["q_output_w_1", "s", "z"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["c"]),
+             helper.make_node("QuantizeLinear", ["c", "xs", "xz"], ["cq"]),
+             helper.make_node("DequantizeLinear", ["cq", "xs", "xz"], ["y"])]
+    shape_in, shape_out = [1, 3, 8, 8], [1, 4, 6, 6]
+    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    assert nncf_ptq.strip_qdq(model, {"w": weight}) == 5
+    assert [n.op_type for n in model.graph.node] == ["Conv", "Identity"]
+    assert model.graph.node[1].output[0] == "y"
+    values = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    np.testing.assert_array_equal(values[model.graph.node[0].input[1]], weight)  # the source's weight, exactly
+    x = {"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)}
+    ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)
 
 
 def _attention(path: Path) -> onnx.ModelProto:
@@ -104,28 +132,3 @@ def test_mixed_precision_keeps_the_artifact_of_a_format_that_already_held(tmp_pa
     assert result.artifacts == {"onnx": held}
     assert result.outcome.recipe == {"onnx": "kept from step nncf"} and not result.outcome.kept_layers
     assert "onnx: step nncf's all-int8 artifact already holds on the selection split; kept" in result.outcome.note
-
-
-def test_weights_behind_a_quantize_are_folded_to_integers_bit_for_bit(tmp_path: Path) -> None:
-    """NNCF writes float weight -> QuantizeLinear -> DequantizeLinear; folded, the weight is an int8 initializer
-    read by the DequantizeLinear, and every output is the same."""
-    rng = np.random.default_rng(1)
-    weight = rng.normal(size=(4, 3, 3, 3)).astype(np.float32)
-    scale = (np.abs(weight).reshape(4, -1).max(1) / 127).astype(np.float32)
-    inits = [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(scale, "s"),
-             numpy_helper.from_array(np.zeros(4, np.int8), "z")]
-    nodes = [helper.make_node("QuantizeLinear", ["w", "s", "z"], ["wq"], axis=0),
-             helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"], axis=0),
-             helper.make_node("Conv", ["x", "wd"], ["y"])]
-    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    x = {"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)}
-    before = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)[0]
-    assert nncf_ptq.fold_weight_quantize(model) == 1
-    assert [n.op_type for n in model.graph.node] == ["DequantizeLinear", "Conv"]
-    folded = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    assert folded["wq"].dtype == np.int8 and "w" not in folded
-    after = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)[0]
-    np.testing.assert_array_equal(after, before)
