@@ -288,7 +288,7 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """The rows of one model, one per target; a model that cannot be prepared is a row per target saying so."""
     try:
         config = prepare(name, args.work / "models", args.small)
-    except Exception as exc:  # noqa: BLE001 - a model that cannot be prepared is reported, the others go on
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:  # a wheel or its data missing
         missing = {"status": "not prepared", "detail": f"{type(exc).__name__}: {str(exc)[:300]}", "passes": False}
         return [{"model": name, "target": t, "vendor": missing, "edgepipe": {"verdict": None, "passes": False},
                  "winner": "neither"} for t in args.targets]

@@ -88,14 +88,26 @@ class Source:
         return path
 
 
+def _tool_errors() -> tuple[type[BaseException], ...]:
+    """What the tools a vendor path calls in this process raise (edgepipe's containment lists them: Keras and
+    TensorFlow's converter, ONNX Runtime and its quantizer, LiteRT), and the OS errors of their files."""
+    from edgepipe.containment import LITERT, ONNXRUNTIME, ORT_QUANTIZER, TFLITE_CONVERTER
+
+    found = [OSError]
+    for tool in (TFLITE_CONVERTER, ORT_QUANTIZER, ONNXRUNTIME, LITERT):
+        found += [t for t in tool.exception_types() if t not in found]
+    return tuple(found)
+
+
 @contextlib.contextmanager
 def step_of(name: str) -> Iterator[None]:
-    """One step of a vendor path: whatever the tool raises there is the path's outcome at that step."""
+    """One step of a vendor path: what the tool raises there is the path's outcome at that step (anything else is
+    a bug of this script and propagates)."""
     try:
         yield
     except VendorPathFailed:
         raise
-    except Exception as exc:  # noqa: BLE001 - a vendor tool failing on this model is the path's outcome
+    except _tool_errors() as exc:
         lines = [line for line in str(exc).strip().splitlines() if line.strip()]
         raise VendorPathFailed(name, f"{type(exc).__name__}: {lines[-1][:300] if lines else ''}") from None
 

@@ -39,8 +39,7 @@ def _record(rows: list[dict]) -> dict:
 
 
 def test_the_page_is_rendered_from_the_committed_json() -> None:
-    if not vendor_paths.RESULT.is_file():
-        pytest.skip("no vendor-path run committed")
+    assert vendor_paths.RESULT.is_file(), "the comparison's result file is committed with its page"
     record = json.loads(vendor_paths.RESULT.read_text(encoding="utf-8"))
     assert vendor_paths.DOC.read_text(encoding="utf-8") == vendor_paths.render(record)
     assert {row["commit"] for row in record["rows"]} == {record["provenance"]["commit"]}
@@ -101,8 +100,7 @@ def tiny_cnn(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_the_qnn_path_quantizes_compiles_and_is_judged_by_the_gate(tmp_path: Path) -> None:
-    if find_spec("onnxruntime_qnn") is None:
-        pytest.skip("onnxruntime-qnn is not installed")
+    assert find_spec("onnxruntime_qnn") is not None, "the test extra installs onnxruntime-qnn (edgepipe[qnn])"
     config = tiny_cnn(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
