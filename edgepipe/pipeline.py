@@ -45,6 +45,7 @@ from edgepipe.stages.legalize import QuantizationGroup, legalize_stage
 from edgepipe.stages.per_target import TARGET_STAGES, TargetContext, run_target_stages
 from edgepipe.stages.quantize import quantize_stage
 from edgepipe.stages.report import make_report
+from edgepipe.stages.unsigned_form import needs_unsigned_form, target_artifacts, unsigned_form_stage
 from edgepipe.targets import TargetProfile, load_profiles
 
 Listener = Callable[[str, str], None]
@@ -91,11 +92,13 @@ def model_folder(config: BuildConfig) -> Path:
     return config.output / name
 
 
-def planned_stage_count(targets: int, groups: int = 1, host_groups: int = 0, legalized: int = 0) -> int:
+def planned_stage_count(targets: int, groups: int = 1, host_groups: int = 0, legalized: int = 0,
+                        unsigned_groups: int = 0) -> int:
     """How many stages a build of ``targets`` targets in ``groups`` quantization groups reports to its listener
-    (``host_groups`` of them with a host-cpu target add the host int8 forms, ``legalized`` targets a legalization;
-    a group whose targets get different rewrites quantizes once more per extra model, not counted here)."""
-    return 2 + 3 * groups + host_groups + legalized + targets * (1 + len(TARGET_STAGES))
+    (``host_groups`` of them with a host-cpu target add the host int8 forms, ``unsigned_groups`` the uint8 form
+    without one, ``legalized`` targets a legalization; a group whose targets get different rewrites quantizes once
+    more per extra model, not counted here)."""
+    return 2 + 3 * groups + host_groups + unsigned_groups + legalized + targets * (1 + len(TARGET_STAGES))
 
 
 def produce_artifacts(inputs: BuildInputs, scratch: Path, stages: StageLog, *, quantize: bool = True,
@@ -166,13 +169,15 @@ def _build_group(config: BuildConfig, inputs: BuildInputs, group: QuantizationGr
     artifacts = group.floats + quantized
     forms, cosine = host_forms_stage(inputs, artifacts, folder, scratch, stages,
                                      config.accuracy.min_cosine if config.accuracy.gate else None)
-    accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=forms)
-    latency = latency_stage(inputs, artifacts + forms, config, stages)
+    unsigned = unsigned_form_stage(group.targets, artifacts, forms, folder, stages)
+    extra = forms + [f for f in unsigned if f not in forms]
+    accuracy = evaluate_stage(inputs, artifacts, config.accuracy, stages, extra=extra)
+    latency = latency_stage(inputs, artifacts + extra, config, stages)
     measured = host_measurement(inputs, cosine, latency, config.latency.threads, accuracy, artifacts + forms)
     for target in inputs.targets:
         with stages.stage(f"report:{target.name}"), StagingFolder(root / target.name) as staged:
             assert staged.path is not None
-            mine = artifacts + forms if target.device_class == "cpu" else artifacts  # host forms: host-cpu only
+            mine = target_artifacts(target, artifacts, forms, unsigned)
             for artifact in mine:
                 shutil.copyfile(artifact.path, staged.path / artifact.key)
             sections = run_target_stages(TargetContext(inputs, target, tuple(mine), staged.path, stages, measured))
@@ -261,8 +266,9 @@ def run_build(config: BuildConfig, listener: Listener | None = None, *,
     if listener is not None and missing:
         groups = quantization_groups(config, missing)
         legalized = sum(legalizable(p, config.legalize) for p in missing)
+        unsigned = sum(needs_unsigned_form(g) and not needs_host_forms(g) for g in groups)
         listener("plan", str(planned_stage_count(len(missing), len(groups), sum(map(needs_host_forms, groups)),
-                                                 legalized)))
+                                                 legalized, unsigned)))
     elif listener is not None:
         listener("plan", str(len(entries)))
     built = BuildResult(root=root)

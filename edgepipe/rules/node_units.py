@@ -7,17 +7,27 @@ from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import Verdict, constraint
 from edgepipe.rules.neighbours import TRANSPOSABLE, layout_source
 
+#: Signed integer types: the QDQ node units of some ops run on the CPU with signed activations only.
+SIGNED = frozenset({"int4", "int8", "int16"})
+
 
 @constraint
-def feeds_none_of(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
-    """Feeds none of {param}: ONNX Runtime puts a DequantizeLinear into the QDQ node unit of every op it feeds,
-    and the copy in the unit of an op the accelerator does not run runs on the CPU."""
+def signed_feeds_none_of(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Does not dequantize signed integers into one of {param}: it joins the QDQ node unit of every op it feeds,
+    and such an op's unit runs on the CPU with signed activations.
+
+    With unsigned activations the same unit runs on the accelerator.
+    """
+    dtype = node.inputs[0].dtype if node.inputs else None
+    if dtype not in SIGNED:
+        return True, f"dequantizes {dtype}"
     consumers = graph.consumers()
     for tensor in node.outputs:
         for index in consumers.get(tensor.name, []):
             user = graph.nodes[index]
             if user.op in ops:
-                return False, f"{node.op} feeds {user.op} '{user.name}', whose QDQ node unit runs on the CPU"
+                return False, (f"{node.op} of {dtype} feeds {user.op} '{user.name}', whose QDQ node unit runs on "
+                               "the CPU with signed activations")
     return True, "feeds accelerator ops"
 
 
@@ -89,3 +99,22 @@ def per_channel_not_matmul_a_beside(node: OpNode, graph: OpGraph, refused: list[
             return False, (f"per-channel weights into MatMul '{reader.name}' beside an activation dequantized from "
                            f"{writer.inputs[0].dtype}")
     return True, "not beside such a MatMul"
+
+
+@constraint
+def signed_not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
+    """Does not quantize to signed integers the output of one of {param}: it closes the writer's QDQ node unit,
+    which runs on the CPU for such an op with signed activations.
+
+    With unsigned activations the same unit runs on the accelerator.
+    """
+    dtype = node.outputs[0].dtype if node.outputs else None
+    if dtype not in SIGNED:
+        return True, f"quantizes to {dtype}"
+    producers = graph.producers()
+    for tensor in node.activations_in:
+        if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
+            writer = graph.nodes[producers[tensor.name]]
+            return False, (f"{node.op} to {dtype} reads the output of {writer.op} '{writer.name}', whose QDQ node "
+                           "unit runs on the CPU with signed activations")
+    return True, "written by an accelerator op"

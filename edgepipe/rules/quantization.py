@@ -58,17 +58,14 @@ def no_int32_dequantized_params(node: OpNode, graph: OpGraph, required: bool) ->
 
 
 @constraint
-def not_quantized(node: OpNode, graph: OpGraph, required: bool) -> Verdict:
-    """The op runs in float: none of its feature-map inputs is written by a DequantizeLinear.
-
-    A quantized op runs on the CPU with the DequantizeLinear before it and the QuantizeLinear after it (its QDQ
-    node unit).
-    """
-    if not required:
-        return True, "quantized allowed"
+def not_quantized_from(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdict:
+    """No feature-map input is dequantized from {param}: such a quantized op runs on the CPU with the
+    DequantizeLinear before it and the QuantizeLinear after it (its QDQ node unit)."""
     producers = graph.producers()
     for tensor in node.activations_in:
-        if tensor.name in producers and graph.nodes[producers[tensor.name]].op == "DequantizeLinear":
-            writer = graph.nodes[producers[tensor.name]]
-            return False, f"{node.op} '{node.name}' is quantized (reads DequantizeLinear '{writer.name}')"
-    return True, "float"
+        writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
+        if writer is not None and writer.op == "DequantizeLinear" and writer.inputs and \
+                writer.inputs[0].dtype in dtypes:
+            return False, (f"{node.op} '{node.name}' is quantized from {writer.inputs[0].dtype} (reads "
+                           f"DequantizeLinear '{writer.name}')")
+    return True, "float or other integers"

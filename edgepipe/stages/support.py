@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
+from edgepipe.quantize.host.forms import QDQ_U8_NAME
 from edgepipe.stages.context import TargetContext
 from edgepipe.support.check import check_model
 from edgepipe.support.report import SupportReport
@@ -20,12 +21,18 @@ def deployed_artifact(profile: TargetProfile, artifacts: tuple[Artifact, ...]) -
     """The artifact this target runs: its checked format and precision, else any artifact of that format.
 
     An int8 target runs the quantized file whether it is plain int8 or mixed precision (some layers kept in
-    int16 activations or float by the ladder): checking the float twin instead would place float ops.
+    int16 activations or float by the ladder): checking the float twin instead would place float ops. A target
+    deploying unsigned activations runs the uint8 form (:data:`QDQ_U8_NAME`) where the build made one.
     """
     wanted = profile.artifact
     same_format = [a for a in artifacts if a.format == wanted.format]
     precisions = ("int8", "mixed") if wanted.precision == "int8" else (wanted.precision,)
-    exact = sorted((a for a in same_format if a.precision in precisions), key=lambda a: precisions.index(a.precision))
+
+    def rank(artifact: Artifact) -> tuple[bool, int]:
+        unsigned_first = wanted.unsigned_activations and artifact.key == QDQ_U8_NAME
+        return not unsigned_first, precisions.index(artifact.precision)
+
+    exact = sorted((a for a in same_format if a.precision in precisions), key=rank)
     return next(iter(exact or same_format), None)
 
 

@@ -113,6 +113,10 @@ class CheckedArtifact(_Strict):
 
     format: Format = Field(description="Graph format the vendor toolchain consumes.")
     precision: Literal["int8", "fp32"] = Field("int8", description="Precision of the deployed artifact.")
+    unsigned_activations: bool = Field(
+        False, description="The int8 ONNX deployed has unsigned activations: the build's QDQ model with every "
+                           "activation zero point shifted by 128 (the same integers), for a runtime that runs some "
+                           "node units only so (ONNX Runtime's QNN EP: HardSigmoid, LeakyRelu, Neg, CumSum).")
 
 
 #: A layer's precision as the quantization ladder keeps it: int8, int16 activations × int8 weights, float.

@@ -37,15 +37,6 @@ def _legalized(name: str, target: str, tmp_path: Path) -> Legalized:
     return legalize_model(source, load_profile(target), check, LegalizeConfig(), work)
 
 
-def test_paddleocr_classifier_hard_sigmoids_run_on_the_htp(tmp_path: Path) -> None:
-    result = _legalized("ppocr_v4_cls", "mobile-npu", tmp_path)
-    report = result.report
-    assert [(r.name, r.status, r.nodes) for r in report.rewrites] == [("hard-sigmoid", "kept", 9)]
-    assert report.before.cpu_ops["HardSigmoid"] == 9 and "HardSigmoid" not in report.after.cpu_ops
-    assert (report.before.partitions, report.after.partitions) == (11, 2)
-    assert report.kept[0].max_relative_error is not None and report.kept[0].max_relative_error <= TOLERANCE
-
-
 def test_yolox_focus_slices_run_on_the_rknn_npu(tmp_path: Path) -> None:
     report = _legalized("ddddocr_det", "rk3588", tmp_path).report
     assert ("focus", "kept", 1) in [(r.name, r.status, r.nodes) for r in report.rewrites]

@@ -20,15 +20,17 @@ def verdict(name: str, node: OpNode, graph: OpGraph, param: Any) -> Verdict:
     return load_constraints()[name](node, graph, param)
 
 
-def hardsigmoid_unit(tmp_path: Path) -> OpGraph:
-    """DequantizeLinear -> HardSigmoid -> QuantizeLinear, plus the same DQ feeding a Relu."""
+def hardsigmoid_unit(tmp_path: Path, unsigned: bool = False) -> OpGraph:
+    """DequantizeLinear -> HardSigmoid -> QuantizeLinear, plus the same DQ feeding a Relu; int8 activations, or
+    uint8 with ``unsigned``."""
     nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"], name="dq"),
              helper.make_node("HardSigmoid", ["f"], ["h"], name="hsig"),
              helper.make_node("Relu", ["f"], ["r"], name="relu"),
              helper.make_node("QuantizeLinear", ["h", "s", "z"], ["y"], name="q_after"),
              helper.make_node("QuantizeLinear", ["r", "s", "z"], ["y2"], name="q_relu")]
-    consts = {"s": np.array(0.1, np.float32), "z": np.array(0, np.int8)}
-    return onnx_graph(tmp_path, nodes, {"q": ([1, 4], INT8)}, {"y": ([1, 4], INT8), "y2": ([1, 4], INT8)}, consts)
+    dtype = TensorProto.UINT8 if unsigned else INT8
+    consts = {"s": np.array(0.1, np.float32), "z": np.array(128 if unsigned else 0, np.uint8 if unsigned else np.int8)}
+    return onnx_graph(tmp_path, nodes, {"q": ([1, 4], dtype)}, {"y": ([1, 4], dtype), "y2": ([1, 4], dtype)}, consts)
 
 
 def squeeze_if_graph(tmp_path: Path, columns: int = 16) -> OpGraph:

@@ -19,11 +19,26 @@ from tests.unit.rules.graphs import hardsigmoid_unit, verdict
 FLOAT, INT8 = TensorProto.FLOAT, TensorProto.INT8
 
 
-def test_feeds_none_of(tmp_path: Path) -> None:
+def test_signed_feeds_none_of(tmp_path: Path) -> None:
+    """Probed on the QNN HTP emulator: the DequantizeLinear of int8 or int16 data into a HardSigmoid, LeakyRelu or
+    Neg runs on the CPU with it; of uint8 or uint16 data on the HTP (tests/vendors/qnn/test_emulator.py)."""
     graph = hardsigmoid_unit(tmp_path)
-    ok, detail = verdict("feeds_none_of", graph.nodes[0], graph, ["HardSigmoid"])
-    assert not ok and detail == "DequantizeLinear feeds HardSigmoid 'hsig', whose QDQ node unit runs on the CPU"
-    assert verdict("feeds_none_of", graph.nodes[0], graph, ["Softmax"])[0]
+    ok, detail = verdict("signed_feeds_none_of", graph.nodes[0], graph, ["HardSigmoid"])
+    assert not ok and detail == ("DequantizeLinear of int8 feeds HardSigmoid 'hsig', whose QDQ node unit runs on the "
+                                 "CPU with signed activations")
+    assert verdict("signed_feeds_none_of", graph.nodes[0], graph, ["Softmax"])[0]
+    unsigned = hardsigmoid_unit(tmp_path, unsigned=True)
+    assert verdict("signed_feeds_none_of", unsigned.nodes[0], unsigned, ["HardSigmoid"]) == (True, "dequantizes uint8")
+
+
+def test_signed_not_written_by(tmp_path: Path) -> None:
+    graph = hardsigmoid_unit(tmp_path)
+    ok, detail = verdict("signed_not_written_by", graph.nodes[3], graph, ["HardSigmoid"])
+    assert not ok and detail == ("QuantizeLinear to int8 reads the output of HardSigmoid 'hsig', whose QDQ node unit "
+                                 "runs on the CPU with signed activations")
+    assert verdict("signed_not_written_by", graph.nodes[4], graph, ["HardSigmoid"])[0]  # after the Relu
+    unsigned = hardsigmoid_unit(tmp_path, unsigned=True)
+    assert verdict("signed_not_written_by", unsigned.nodes[3], unsigned, ["HardSigmoid"]) == (True, "quantizes to uint8")
 
 
 def test_not_written_by(tmp_path: Path) -> None:

@@ -64,11 +64,12 @@ def test_no_int32_dequantized_params(tmp_path: Path) -> None:
     assert verdict("no_int32_dequantized_params", plain.nodes[0], plain, True)[0]
 
 
-def test_not_quantized(tmp_path: Path) -> None:
+def test_not_quantized_from(tmp_path: Path) -> None:
     graph = hardsigmoid_unit(tmp_path)
     hsig = graph.nodes[1]
-    ok, detail = verdict("not_quantized", hsig, graph, True)
-    assert not ok and detail == "HardSigmoid 'hsig' is quantized (reads DequantizeLinear 'dq')"
-    assert verdict("not_quantized", hsig, graph, False)[0]
+    ok, detail = verdict("not_quantized_from", hsig, graph, ["int8", "int16"])
+    assert not ok and detail == "HardSigmoid 'hsig' is quantized from int8 (reads DequantizeLinear 'dq')"
+    unsigned = hardsigmoid_unit(tmp_path, unsigned=True)
+    assert verdict("not_quantized_from", unsigned.nodes[1], unsigned, ["int8", "int16"])[0]
     node, graph = single(tmp_path, "Neg", [[1, 4]], [1, 4])
-    assert verdict("not_quantized", node, graph, True) == (True, "float")
+    assert verdict("not_quantized_from", node, graph, ["int8"]) == (True, "float or other integers")

@@ -55,13 +55,30 @@ def test_hardswish_is_kept_through_preprocessing_and_runs_on_the_htp(tmp_path: P
 
 
 @pytest.mark.parametrize("op", ["HardSigmoid", "LeakyRelu", "Neg"])
-def test_quantized_node_unit_runs_on_the_cpu_as_the_htp_emulator_places_it(tmp_path: Path, op: str) -> None:
-    """A quantized HardSigmoid, LeakyRelu or Neg, the Q after it and the DQ before it run on the CPU under QNN
-    (Neg: basic_pitch_onnx's 9 Neg node units)."""
-    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", [op]), tmp_path / "q.onnx", SHAPE)
+@pytest.mark.parametrize("activations", ["QInt8", "QUInt8", "QUInt16"])
+def test_quantized_node_unit_runs_where_the_htp_emulator_places_it(tmp_path: Path, op: str, activations: str) -> None:
+    """A quantized HardSigmoid, LeakyRelu or Neg, the Q after it and the DQ before it run on the CPU under QNN with
+    signed activations (Neg: basic_pitch_onnx's 9 Neg node units), on the HTP with unsigned ones."""
+    model = qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", [op]), tmp_path / "q.onnx", SHAPE, activations)
     report, result = _verify(model, tmp_path / "work")
     assert result is not None and result.status == "ran", result
-    assert report.cpu_ops[op] == report.cpu_ops["QuantizeLinear"] - 1 == 1  # and the graph-input Quantize
+    signed = activations == "QInt8"
+    assert report.cpu_ops.get(op, 0) == report.cpu_ops["QuantizeLinear"] - 1 == int(signed)  # + graph-input Q
+    assert result.agree == result.compared == report.nodes, result.disagreements
+
+
+@pytest.mark.parametrize("op", ["HardSigmoid", "LeakyRelu", "Neg"])
+def test_the_uint8_form_of_an_int8_model_runs_its_node_units_on_the_htp(tmp_path: Path, op: str) -> None:
+    """edgepipe's int8 model with its activations shifted to uint8 (what mobile-npu deploys): only the graph-input
+    QuantizeLinear on the CPU, as the emulator places it."""
+    from edgepipe.quantize.host.qdq_uint8 import uint8_activations
+
+    shifted = uint8_activations(qdq_onnx(conv_net_onnx(tmp_path / "f.onnx", [op]), tmp_path / "q.onnx", SHAPE),
+                                tmp_path / "u8.onnx")
+    assert shifted is not None
+    report, result = _verify(shifted, tmp_path / "work")
+    assert result is not None and result.status == "ran", result
+    assert report.cpu_ops == {"QuantizeLinear": 1}
     assert result.agree == result.compared == report.nodes, result.disagreements
 
 
@@ -80,7 +97,8 @@ def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it(tmp_path: 
     assert "u_DequantizeLinear" not in disagreeing and "norm" not in disagreeing, result.disagreements
 
 
-@pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator")])
+@pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator"),
+                                               ("HardSigmoid", "accelerator"), ("LeakyRelu", "accelerator")])
 def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, placement: str) -> None:
     _placed_as_the_emulator_places_it(conv_net_onnx(tmp_path / f"{op}.onnx", [op], opset=13), op, placement, tmp_path)
 
