@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.provenance import Provenance, commit, now  # noqa: E402
+from edgepipe.export.float_match import ATOL, MIN_COSINE  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "reference" / "export_routes.md"
@@ -253,6 +254,8 @@ def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
         return "—"
     cos = f" cos {row['cosine']:.4f}" if row.get("cosine") is not None else ""
+    if row["outcome"] == "faithful" and row.get("cosine") is not None and row["cosine"] < MIN_COSINE:
+        cos = f" (outputs all but zero on the samples: equal within {ATOL:g}, cos {row['cosine']:.4f})"
     how = f" via {_route_of(row)}" if row["outcome"] == "faithful" else ""
     why = f": {(row.get('error') or row.get('skipped') or '')[:140]}" if row["outcome"] != "faithful" else ""
     return f"{row['outcome']}{how}{cos}, {row.get('seconds', row['wall_s'])} s{why}".replace("|", "/")
