@@ -191,27 +191,30 @@ def discard(float_path: Path) -> None:
 
 
 def _exact_rewrites(path: Path) -> None:
-    """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains and ONNX Runtime's fused
-    contrib ops of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf converts them exactly
-    (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
-    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`), and give its nodes names
-    TensorFlow takes as scope names (:mod:`edgepipe.export.onnx_node_names`)."""
+    """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains, ONNX Runtime's fused
+    contrib ops and data-dependent Ifs of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf
+    converts them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
+    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`,
+    :mod:`edgepipe.export.onnx_if_where`), and give its nodes names TensorFlow takes as scope names
+    (:mod:`edgepipe.export.onnx_node_names`)."""
     import onnx
 
     from edgepipe.export.onnx_conv1d import fold_conv1d_chains
     from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
+    from edgepipe.export.onnx_if_where import if_as_where
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
     from edgepipe.export.onnx_node_names import scope_safe_node_names
     from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
     fused = expand_fused_contrib_ops(model)  # first: the rewrites below infer shapes, which needs standard ops
+    branches = if_as_where(model)
     pools, slices, convs = exact_max_pools(model), reverse_slices_as_gathers(model), fold_conv1d_chains(model)
     renamed = scope_safe_node_names(model)
-    if pools or slices or convs or fused or renamed:
-        log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s) and %d fused "
-                 "contrib op(s) of %s for onnx2tf, renamed %d node(s)", pools, slices, convs, fused, path.name,
-                 renamed)
+    if pools or slices or convs or fused or branches or renamed:
+        log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s), %d fused contrib "
+                 "op(s) and %d If(s) of %s for onnx2tf, renamed %d node(s)", pools, slices, convs, fused, branches,
+                 path.name, renamed)
         onnx.save(model, str(path))
 
 

@@ -5,6 +5,8 @@
   Softmax until edgepipe renamed the nodes of its copy.
 - ddddocr's older OCR network (zoo ``ddddocr_ocr_int8``), shipped dynamically quantized (ConvInteger,
   MatMulInteger, DynamicQuantizeLSTM): dequantized to float, converted, and quantized again.
+- openWakeWord's "hey jarvis" (held out ``oww_hey_jarvis``): an If on its own score runs a verifier network;
+  onnx2tf failed with a KeyError in the branch until edgepipe wrote the If as both branches and a Where.
 - MediaPipe's full-range face detector (held out ``face_detection_full``): sparse weights behind DENSIFY.
 - MediaPipe's selfie segmenter (zoo ``selfie_segmentation``): the custom op Convolution2DTransposeBias.
 - BirdNET 2.4 (held out ``birdnet_v24``): its spectrogram reads the real part of an RFFT2D.
@@ -56,6 +58,13 @@ def _cosine(source: Path, converted: Path, inputs: Any) -> float:
 
 def test_a_paddle_classifier_gets_its_tflite_through_onnx2tf(tmp_path: Path) -> None:
     artifacts, stages, inputs = _export(tmp_path, zoo.BY_NAME["ppocr_v2_cls"], "ethos-u55")
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route == "onnx2tf" and not stages.failures
+    assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
+
+
+def test_a_score_gated_verifier_converts_through_a_where(tmp_path: Path) -> None:
+    artifacts, stages, inputs = _export(tmp_path, heldout.BY_NAME["oww_hey_jarvis"], "ethos-u55")
     tflite = _made(artifacts, "tflite")
     assert tflite.route == "onnx2tf" and not stages.failures
     assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999

@@ -11,7 +11,7 @@ import pytest
 from edgepipe.config import LegalizeConfig, load_config
 from edgepipe.graph.onnx_edit import constants_to_initializers
 from edgepipe.legalize import CheckSamples, Legalized, legalize_model
-from edgepipe.legalize.equivalence import TOLERANCE, outputs_of
+from edgepipe.legalize.equivalence import outputs_of
 from edgepipe.stage_log import StageLog
 from edgepipe.stages.inputs import validate_inputs
 from edgepipe.targets import load_profile

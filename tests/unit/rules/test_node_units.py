@@ -38,7 +38,8 @@ def test_signed_not_written_by(tmp_path: Path) -> None:
                                  "runs on the CPU with signed activations")
     assert verdict("signed_not_written_by", graph.nodes[4], graph, ["HardSigmoid"])[0]  # after the Relu
     unsigned = hardsigmoid_unit(tmp_path, unsigned=True)
-    assert verdict("signed_not_written_by", unsigned.nodes[3], unsigned, ["HardSigmoid"]) == (True, "quantizes to uint8")
+    assert verdict("signed_not_written_by", unsigned.nodes[3], unsigned, ["HardSigmoid"]) == \
+        (True, "quantizes to uint8")
 
 
 def test_not_written_by(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_targets_sharing_quantization_get_their_own_artifacts_when_their_rewrite
     assert stages.count("quantize") == 2 and stages.count("legalize:mobile-npu") == 1
     report = result.reports["mobile-npu"]
     assert report.support is not None and report.support.artifact == QDQ_U8_NAME
-    # the graph input's QuantizeLinear and the logits' DequantizeLinear (after a MatMul): the HardSigmoid unit on the HTP
+    # the graph input's QuantizeLinear and the logits' DequantizeLinear (after a MatMul); the HardSigmoid on the HTP
     assert report.support.cpu_ops == {"QuantizeLinear": 1, "DequantizeLinear": 1}
     qnn = report.support.verification[0]
     assert qnn.status == "ran" and qnn.agree == qnn.compared == report.support.nodes, qnn.disagreements
