@@ -61,12 +61,11 @@ def _static_types(model: Any) -> dict[str, tuple[int, tuple[int, ...]]]:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
         return {}
-    found = {}
+    found: dict[str, tuple[int, tuple[int, ...]]] = {}
     for info in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]:
         tensor = info.type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-        if tensor.HasField("shape") and None not in dims:
-            found[info.name] = (tensor.elem_type, tuple(int(d) for d in dims))
+        if tensor.HasField("shape") and all(d.HasField("dim_value") for d in tensor.shape.dim):
+            found[info.name] = (tensor.elem_type, tuple(int(d.dim_value) for d in tensor.shape.dim))
     for init in inferred.graph.initializer:
         found[init.name] = (init.data_type, tuple(init.dims))
     return found
