@@ -69,3 +69,15 @@ def not_quantized_from(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdi
             return False, (f"{node.op} '{node.name}' is quantized from {writer.inputs[0].dtype} (reads "
                            f"DequantizeLinear '{writer.name}')")
     return True, "float or other integers"
+
+
+@constraint
+def no_int32_dequantized_params_beside(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdict:
+    """Parameter inputs (every input after the first) are not dequantized from int32 data while the feature map
+    is dequantized from {param}."""
+    producers = graph.producers()
+    source = producers.get(node.inputs[0].name) if node.inputs else None
+    reader = graph.nodes[source] if source is not None else None
+    if reader is None or reader.op != "DequantizeLinear" or not reader.inputs or reader.inputs[0].dtype not in dtypes:
+        return True, "feature map not dequantized from " + "/".join(dtypes)
+    return no_int32_dequantized_params(node, graph, True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper
 
 from edgepipe.graph.opgraph import OpGraph
@@ -62,6 +63,24 @@ def test_no_int32_dequantized_params(tmp_path: Path) -> None:
     assert not ok and detail == "BatchNormalization parameter 'sc' is dequantized from int32"
     plain = onnx_graph(tmp_path, [bn], {"x": ([1, 4, 2, 2], FLOAT)}, {"y": ([1, 4, 2, 2], FLOAT)}, params)
     assert verdict("no_int32_dequantized_params", plain.nodes[0], plain, True)[0]
+
+
+@pytest.mark.parametrize(("dtype", "passes"), [(TensorProto.INT8, False), (TensorProto.UINT8, True)])
+def test_no_int32_dequantized_params_beside(tmp_path: Path, dtype: int, passes: bool) -> None:
+    """Probed on the QNN HTP emulator: a BatchNormalization with an int32 bias runs on the CPU beside int8
+    activations, on the HTP beside uint8 ones (tests/vendors/qnn/test_emulator.py)."""
+    params = {n: np.ones(4, np.float32) for n in ("sc", "m", "v")}
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "s", "xz"], ["x"], name="dq_x"),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["bb"], name="dq_b"),
+             helper.make_node("BatchNormalization", ["x", "sc", "bb", "m", "v"], ["y"], name="bn")]
+    zero = np.array(0, np.int8 if dtype == TensorProto.INT8 else np.uint8)
+    quantized = {"q": np.ones(4, np.int32), "s": np.array(0.1, np.float32), "z": np.array(0, np.int32), "xz": zero}
+    graph = onnx_graph(tmp_path, nodes, {"xq": ([1, 4, 2, 2], dtype)}, {"y": ([1, 4, 2, 2], FLOAT)},
+                       params | quantized)
+    ok, detail = verdict("no_int32_dequantized_params_beside", graph.nodes[2], graph, ["int8", "int16"])
+    assert ok == passes
+    if not passes:
+        assert detail == "BatchNormalization parameter 'bb' is dequantized from int32"
 
 
 def test_not_quantized_from(tmp_path: Path) -> None:

@@ -97,6 +97,21 @@ def test_the_dequantize_into_a_cpu_norm_as_the_htp_emulator_places_it(tmp_path: 
     assert "u_DequantizeLinear" not in disagreeing and "norm" not in disagreeing, result.disagreements
 
 
+@pytest.mark.parametrize("before", ["Flatten", "Squeeze"])
+def test_a_norm_with_int32_parameters_beside_uint8_activations_runs_on_the_htp(tmp_path: Path, before: str) -> None:
+    """The same norms in the uint8 form mobile-npu deploys: the QNN EP runs them on the HTP (PP-OCRv4's detector
+    had one such norm on the CPU as int8), and the emulator places every node as edgepipe does."""
+    from edgepipe.quantize.host.qdq_uint8 import uint8_activations
+
+    model = uint8_activations(qdq_onnx(norm_after_onnx(tmp_path / "f.onnx", before), tmp_path / "q.onnx",
+                                       (1, 3, 1, 16)), tmp_path / "u8.onnx")
+    assert model is not None
+    report, result = _verify(model, tmp_path / "work")
+    assert {v.name: v.placement for v in report.node_verdicts}["norm"] == "accelerator"
+    assert result is not None and result.status == "ran", result
+    assert result.agree == result.compared == report.nodes, result.disagreements
+
+
 @pytest.mark.parametrize(("op", "placement"), [("Softplus", "accelerator"), ("Shrink", "cpu"), ("Neg", "accelerator"),
                                                ("HardSigmoid", "accelerator"), ("LeakyRelu", "accelerator")])
 def test_float_op_placement_agrees_with_htp_emulator(tmp_path: Path, op: str, placement: str) -> None:
@@ -310,6 +325,12 @@ def test_an_int8_instance_norm_with_an_int32_bias_is_a_predicted_compile_failure
     report, result = _verify(model, tmp_path / "work")
     assert [b.node for b in report.compile_blockers] == ["op"]
     assert result is not None and result.status == "compile_failed", result
+    from edgepipe.quantize.host.qdq_uint8 import uint8_activations
+
+    shifted = uint8_activations(model, tmp_path / "u8.onnx")  # uint8 activations (mobile-npu's form) compile
+    assert shifted is not None
+    report, result = _verify(shifted, tmp_path / "work_u8")
+    assert report.compile_blockers == [] and result is not None and result.status == "ran", result
 
 
 @pytest.mark.parametrize(("shape", "op", "attrs", "placed"), [
