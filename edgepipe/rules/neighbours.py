@@ -27,6 +27,15 @@ def writer(node: OpNode, graph: OpGraph, position: int = 0) -> OpNode | None:
     return graph.nodes[producers[node.inputs[position].name]]
 
 
+def dequantized_from(node: OpNode, graph: OpGraph, position: int = 0) -> str | None:
+    """The integer type input ``position`` of ``node`` is dequantized from (None when no DequantizeLinear writes
+    it)."""
+    source = writer(node, graph, position)
+    if source is None or source.op != "DequantizeLinear" or not source.inputs:
+        return None
+    return source.inputs[0].dtype
+
+
 def readers(node: OpNode, graph: OpGraph) -> list[OpNode]:
     """The nodes reading any output of ``node``."""
     return [graph.nodes[i] for t in node.outputs for i in graph.consumers().get(t.name, [])]

@@ -39,12 +39,17 @@ def not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdict:
     A DequantizeLinear of raw int8 data that such an op wrote outside any node unit, as in a dynamically quantized
     model, runs on the CPU with it.
     """
-    producers = graph.producers()
-    for tensor in node.activations_in:
-        if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
-            writer = graph.nodes[producers[tensor.name]]
-            return False, f"{node.op} reads the output of {writer.op} '{writer.name}', which runs on the CPU"
+    source = _writer_among(node, graph, ops)
+    if source is not None:
+        return False, f"{node.op} reads the output of {source.op} '{source.name}', which runs on the CPU"
     return True, "written by an accelerator op"
+
+
+def _writer_among(node: OpNode, graph: OpGraph, ops: list[str]) -> OpNode | None:
+    """The node of one of ``ops`` writing a feature-map input of ``node``, if any."""
+    producers = graph.producers()
+    found = (graph.nodes[producers[t.name]] for t in node.activations_in if t.name in producers)
+    return next((source for source in found if source.op in ops), None)
 
 
 @constraint
@@ -111,10 +116,8 @@ def signed_not_written_by(node: OpNode, graph: OpGraph, ops: list[str]) -> Verdi
     dtype = node.outputs[0].dtype if node.outputs else None
     if dtype not in SIGNED:
         return True, f"quantizes to {dtype}"
-    producers = graph.producers()
-    for tensor in node.activations_in:
-        if tensor.name in producers and graph.nodes[producers[tensor.name]].op in ops:
-            writer = graph.nodes[producers[tensor.name]]
-            return False, (f"{node.op} to {dtype} reads the output of {writer.op} '{writer.name}', whose QDQ node "
-                           "unit runs on the CPU with signed activations")
+    source = _writer_among(node, graph, ops)
+    if source is not None:
+        return False, (f"{node.op} to {dtype} reads the output of {source.op} '{source.name}', whose QDQ node unit "
+                       "runs on the CPU with signed activations")
     return True, "written by an accelerator op"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from edgepipe.graph.opgraph import OpGraph, OpNode
 from edgepipe.rules import Verdict, constraint
+from edgepipe.rules.neighbours import dequantized_from, writer
 
 
 @constraint
@@ -61,13 +62,12 @@ def no_int32_dequantized_params(node: OpNode, graph: OpGraph, required: bool) ->
 def not_quantized_from(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdict:
     """No feature-map input is dequantized from {param}: such a quantized op runs on the CPU with the
     DequantizeLinear before it and the QuantizeLinear after it (its QDQ node unit)."""
-    producers = graph.producers()
-    for tensor in node.activations_in:
-        writer = graph.nodes[producers[tensor.name]] if tensor.name in producers else None
-        if writer is not None and writer.op == "DequantizeLinear" and writer.inputs and \
-                writer.inputs[0].dtype in dtypes:
-            return False, (f"{node.op} '{node.name}' is quantized from {writer.inputs[0].dtype} (reads "
-                           f"DequantizeLinear '{writer.name}')")
+    activations = {t.name for t in node.activations_in}
+    for position, tensor in enumerate(node.inputs):
+        dtype = dequantized_from(node, graph, position) if tensor.name in activations else None
+        source = writer(node, graph, position)
+        if dtype in dtypes and source is not None:
+            return False, f"{node.op} '{node.name}' is quantized from {dtype} (reads DequantizeLinear '{source.name}')"
     return True, "float or other integers"
 
 
@@ -75,9 +75,6 @@ def not_quantized_from(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdi
 def no_int32_dequantized_params_beside(node: OpNode, graph: OpGraph, dtypes: list[str]) -> Verdict:
     """Parameter inputs (every input after the first) are not dequantized from int32 data while the feature map
     is dequantized from {param}."""
-    producers = graph.producers()
-    source = producers.get(node.inputs[0].name) if node.inputs else None
-    reader = graph.nodes[source] if source is not None else None
-    if reader is None or reader.op != "DequantizeLinear" or not reader.inputs or reader.inputs[0].dtype not in dtypes:
+    if dequantized_from(node, graph) not in dtypes:
         return True, "feature map not dequantized from " + "/".join(dtypes)
     return no_int32_dequantized_params(node, graph, True)
