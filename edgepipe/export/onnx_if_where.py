@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgepipe.graph.onnx_types import static_types
+
 #: Ops a branch must not hold: control flow (nested graphs), random values (a branch computed needlessly would draw
 #: from the generator), sequences (no Where over them).
 _REFUSED_OPS = frozenset({"If", "Loop", "Scan", "RandomNormal", "RandomNormalLike", "RandomUniform",
@@ -24,7 +26,7 @@ _REFUSED_OPS = frozenset({"If", "Loop", "Scan", "RandomNormal", "RandomNormalLik
 def _branches(node: Any) -> tuple[Any, Any] | None:
     graphs = {a.name: a.g for a in node.attribute if a.name in ("then_branch", "else_branch")}
     then, other = graphs.get("then_branch"), graphs.get("else_branch")
-    if then is None or other is None or len(then.output) != len(other.output) != len(node.output):
+    if then is None or other is None or len({len(then.output), len(other.output), len(node.output)}) != 1:
         return None
     if any(n.op_type in _REFUSED_OPS for g in (then, other) for n in g.node):
         return None
@@ -53,24 +55,6 @@ def _inline(graph: Any, prefix: str, model: Any) -> dict[str, str]:
     return rename
 
 
-def _static_types(model: Any) -> dict[str, tuple[int, tuple[int, ...]]]:
-    """(element type, shape) of every tensor whose shape ONNX shape inference resolves to fixed sizes."""
-    import onnx
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
-        return {}
-    found: dict[str, tuple[int, tuple[int, ...]]] = {}
-    for info in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]:
-        tensor = info.type.tensor_type
-        if tensor.HasField("shape") and all(d.HasField("dim_value") for d in tensor.shape.dim):
-            found[info.name] = (tensor.elem_type, tuple(int(d.dim_value) for d in tensor.shape.dim))
-    for init in inferred.graph.initializer:
-        found[init.name] = (init.data_type, tuple(init.dims))
-    return found
-
-
 def _rewrite_one(model: Any, index: int) -> bool:
     """Rewrite the If at ``index`` of ``model``'s top-level nodes in place; False (``model`` unchanged) when its
     branches do not qualify."""
@@ -90,7 +74,7 @@ def _rewrite_one(model: Any, index: int) -> bool:
     for k, (then, other) in enumerate(zip(*picks)):
         trial.graph.node.append(helper.make_node("Where", [node.input[0], then, other], [node.output[k]],
                                                  name=f"{tag}/where{k}"))
-    types = _static_types(trial)
+    types = static_types(trial)
     if any(t not in types or o not in types or types[t] != types[o] for t, o in zip(*picks)):
         return False
     sorted_nodes = _topological(trial.graph.node)

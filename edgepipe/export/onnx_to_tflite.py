@@ -192,29 +192,34 @@ def discard(float_path: Path) -> None:
 
 def _exact_rewrites(path: Path) -> None:
     """Rewrite the padded MaxPools, the reversing Slices, the unit-axis Conv1D chains, ONNX Runtime's fused
-    contrib ops and data-dependent Ifs of the ONNX file at ``path`` (onnx2tf's private copy) so that onnx2tf
-    converts them exactly (:mod:`edgepipe.export.onnx_max_pool_pads`, :mod:`edgepipe.export.onnx_reverse_slices`,
-    :mod:`edgepipe.export.onnx_conv1d`, :mod:`edgepipe.export.onnx_fused_contrib`,
-    :mod:`edgepipe.export.onnx_if_where`), and give its nodes names TensorFlow takes as scope names
-    (:mod:`edgepipe.export.onnx_node_names`)."""
+    contrib ops, data-dependent Ifs, 3-D pools and ONNX-ML Scalers of the ONNX file at ``path`` (onnx2tf's private
+    copy) so that onnx2tf converts them exactly into builtins (:mod:`edgepipe.export.onnx_max_pool_pads`,
+    :mod:`edgepipe.export.onnx_reverse_slices`, :mod:`edgepipe.export.onnx_conv1d`,
+    :mod:`edgepipe.export.onnx_fused_contrib`, :mod:`edgepipe.export.onnx_if_where`,
+    :mod:`edgepipe.export.onnx_pool3d`, :mod:`edgepipe.export.onnx_ml_scaler`), and give its nodes names
+    TensorFlow takes as scope names (:mod:`edgepipe.export.onnx_node_names`)."""
     import onnx
 
     from edgepipe.export.onnx_conv1d import fold_conv1d_chains
     from edgepipe.export.onnx_fused_contrib import expand_fused_contrib_ops
     from edgepipe.export.onnx_if_where import if_as_where
     from edgepipe.export.onnx_max_pool_pads import exact_max_pools
+    from edgepipe.export.onnx_ml_scaler import scalers_as_arithmetic
     from edgepipe.export.onnx_node_names import scope_safe_node_names
+    from edgepipe.export.onnx_pool3d import pools_3d_as_2d
     from edgepipe.export.onnx_reverse_slices import reverse_slices_as_gathers
 
     model = onnx.load(str(path))
     fused = expand_fused_contrib_ops(model)  # first: the rewrites below infer shapes, which needs standard ops
+    scalers = scalers_as_arithmetic(model)
     branches = if_as_where(model)
     pools, slices, convs = exact_max_pools(model), reverse_slices_as_gathers(model), fold_conv1d_chains(model)
+    volumes = pools_3d_as_2d(model)
     renamed = scope_safe_node_names(model)
-    if pools or slices or convs or fused or branches or renamed:
+    if pools or slices or convs or fused or branches or volumes or scalers or renamed:
         log.info("rewrote %d padded MaxPool(s), %d reversing Slice(s), %d unit-axis Conv1D(s), %d fused contrib "
-                 "op(s) and %d If(s) of %s for onnx2tf, renamed %d node(s)", pools, slices, convs, fused, branches,
-                 path.name, renamed)
+                 "op(s), %d If(s), %d 3-D pool(s) and %d Scaler(s) of %s for onnx2tf, renamed %d node(s)", pools,
+                 slices, convs, fused, branches, volumes, scalers, path.name, renamed)
         onnx.save(model, str(path))
 
 

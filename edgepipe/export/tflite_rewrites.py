@@ -7,14 +7,17 @@
 - **MediaPipe's** ``Convolution2DTransposeBias`` custom op (the selfie segmenter's upsampling) becomes the builtin
   ``TRANSPOSE_CONV`` and an ``ADD`` of its bias; tf2onnx has no translation for the custom op. Its options are
   MediaPipe's ``TfLiteTransposeConvParams`` (padding, stride width, stride height as int32).
-- **A 1-D real FFT read only through its real part** (``RFFT2D`` over ``[..., 1, n]``, then ``SQUEEZE`` or
-  ``RESHAPE`` and a ``CAST`` to float32, which keeps the real part: BirdNET's spectrogram) becomes a
-  ``FULLY_CONNECTED`` with the cosine basis; tf2onnx translates ``RFFT2D`` only when a ``ComplexAbs`` reads it.
+- **A 1-D real FFT read only through its real part or its magnitude** (``RFFT2D`` over ``[..., 1, n]``, then
+  ``SQUEEZE`` or ``RESHAPE``, then a ``CAST`` to float32, which keeps the real part, as in a spectrogram front end
+  that reads the real part; or a ``COMPLEX_ABS``, as in a magnitude spectrogram) becomes ``FULLY_CONNECTED`` ops
+  with the cosine (and sine) basis, the magnitude ``SQRT(re * re + im * im)``; tf2onnx has no translation for
+  TFLite's ``RFFT2D`` or ``COMPLEX_ABS``, and a DFT as a matrix product is what NPUs run.
 """
 
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,13 +37,16 @@ class Rewritten:
     densified: int = 0
     transpose_convs: int = 0
     real_ffts: int = 0
+    magnitude_ffts: int = 0
 
     def describe(self) -> str:
         parts = ([f"{self.densified} sparse weight(s) densified"] if self.densified else []) + (
             [f"{self.transpose_convs} {TRANSPOSE_CONV_BIAS} op(s) as TRANSPOSE_CONV + ADD"]
             if self.transpose_convs else []) + (
             [f"the real part of {self.real_ffts} RFFT2D op(s) as a MatMul with the cosine basis"]
-            if self.real_ffts else [])
+            if self.real_ffts else []) + (
+            [f"the magnitude of {self.magnitude_ffts} RFFT2D op(s) as MatMuls with the cosine and sine bases"]
+            if self.magnitude_ffts else [])
         return ", ".join(parts)
 
 
@@ -165,65 +171,127 @@ def _constant(model: Any, graph: Any, index: int, dtype: type) -> np.ndarray | N
     return None if data is None or not len(data) else np.frombuffer(bytes(data), dtype)
 
 
-def _real_fft(schema: Any, model: Any, graph: Any, op: Any, readers: dict[int, list[Any]]) -> Any | None:
-    """The FULLY_CONNECTED computing the real part of a 1-D ``RFFT2D`` read only through SQUEEZE (or RESHAPE) ->
-    CAST(float32),
-    and the CAST it makes redundant; None when ``op`` is not such an FFT."""
-    squeeze = readers.get(op.outputs[0], [])
-    cast = readers.get(squeeze[0].outputs[0], []) if len(squeeze) == 1 else []
-    lengths = _constant(model, graph, op.inputs[1], np.int32)
-    signal = graph.tensors[op.inputs[0]]
-    moves = (schema.BuiltinOperator.SQUEEZE, schema.BuiltinOperator.RESHAPE)
-    if (len(cast) != 1 or _opcode(schema, model, squeeze[0])[0] not in moves
-            or _opcode(schema, model, cast[0])[0] != schema.BuiltinOperator.CAST
-            or graph.tensors[cast[0].outputs[0]].type != schema.TensorType.FLOAT32
-            or lengths is None or lengths.tolist()[:1] != [1] or list(signal.shape[-2:]) != [1, int(lengths[1])]):
-        return None
-    n = int(lengths[1])
+def _tensor(schema: Any, graph: Any, shape: list[int], name: str, buffer: int = 0) -> int:
+    """Append a float32 tensor (a constant when ``buffer`` is not 0, the empty buffer) and return its index."""
+    tensor = schema.TensorT()
+    tensor.shape, tensor.type, tensor.name, tensor.buffer = shape, schema.TensorType.FLOAT32, name.encode(), buffer
+    graph.tensors.append(tensor)
+    return len(graph.tensors) - 1
+
+
+def _op(schema: Any, model: Any, builtin: int, inputs: list[int], outputs: list[int],
+        options: tuple[int, Any] | None = None) -> Any:
+    op = schema.OperatorT()
+    op.opcodeIndex = _code_index(schema, model, builtin)
+    op.inputs, op.outputs = inputs, outputs
+    if options is not None:
+        op.builtinOptionsType, op.builtinOptions = options
+    return op
+
+
+def _dft_product(schema: Any, model: Any, graph: Any, signal: int, n: int, part: str, out: int | None) -> Any:
+    """A FULLY_CONNECTED (keeping the leading dimensions) of ``signal`` with the ``part`` (cos or sin) basis of an
+    ``n``-point real DFT, written to ``out`` (a new tensor when None)."""
+    shape = list(graph.tensors[signal].shape[:-1]) + [n // 2 + 1]
     angle = 2.0 * np.pi * np.outer(np.arange(n // 2 + 1), np.arange(n)) / n
-    weights = schema.TensorT()
-    weights.shape, weights.type = [n // 2 + 1, n], schema.TensorType.FLOAT32
-    weights.name = f"{graph.tensors[op.outputs[0]].name!s}_cosine_basis".encode()
-    weights.buffer = _add_buffer(schema, model, np.cos(angle).astype(np.float32))
-    graph.tensors.append(weights)
-    dense = schema.OperatorT()
-    dense.opcodeIndex = _code_index(schema, model, schema.BuiltinOperator.FULLY_CONNECTED)
-    dense.inputs, dense.outputs = [op.inputs[0], len(graph.tensors) - 1, -1], [op.outputs[0]]
+    basis = (np.cos if part == "cos" else np.sin)(angle).astype(np.float32)
+    stem = graph.tensors[signal].name.decode()
+    weights = _tensor(schema, graph, [n // 2 + 1, n], f"{stem}_{part}_basis", _add_buffer(schema, model, basis))
+    target = _tensor(schema, graph, shape, f"{stem}_{part}_part") if out is None else out
     options = schema.FullyConnectedOptionsT()
     options.keepNumDims = True
-    dense.builtinOptionsType, dense.builtinOptions = schema.BuiltinOptions.FullyConnectedOptions, options
-    for index in (op.outputs[0], squeeze[0].outputs[0]):
+    return _op(schema, model, schema.BuiltinOperator.FULLY_CONNECTED, [signal, weights, -1], [target],
+               (schema.BuiltinOptions.FullyConnectedOptions, options))
+
+
+def _magnitude(schema: Any, model: Any, graph: Any, signal: int, n: int, out: int) -> list[Any]:
+    """``SQRT(re * re + im * im)`` of the ``n``-point real DFT of ``signal`` into ``out``: the ops, in order."""
+    ops = [_dft_product(schema, model, graph, signal, n, "cos", None),
+           _dft_product(schema, model, graph, signal, n, "sin", None)]
+    shape = list(graph.tensors[out].shape)
+    stem = graph.tensors[signal].name.decode()
+    squares = [_tensor(schema, graph, shape, f"{stem}_{part}_squared") for part in ("cos", "sin")]
+    power = _tensor(schema, graph, shape, f"{stem}_power")
+    for made, square in zip(ops[:2], squares):
+        ops.append(_op(schema, model, schema.BuiltinOperator.MUL, [made.outputs[0]] * 2, [square],
+                       (schema.BuiltinOptions.MulOptions, schema.MulOptionsT())))
+    ops.append(_op(schema, model, schema.BuiltinOperator.ADD, squares, [power],
+                   (schema.BuiltinOptions.AddOptions, schema.AddOptionsT())))
+    ops.append(_op(schema, model, schema.BuiltinOperator.SQRT, [power], [out]))
+    return ops
+
+
+def _fft_reader(schema: Any, model: Any, op: Any, readers: dict[int, list[Any]]) -> tuple[Any | None, Any] | None:
+    """(the SQUEEZE or RESHAPE between, or None; the CAST or COMPLEX_ABS) that alone read the ``RFFT2D`` ``op``."""
+    first = readers.get(op.outputs[0], [])
+    if len(first) != 1:
+        return None
+    move = None
+    if _opcode(schema, model, first[0])[0] in (schema.BuiltinOperator.SQUEEZE, schema.BuiltinOperator.RESHAPE):
+        move, first = first[0], readers.get(first[0].outputs[0], [])
+    if len(first) != 1 or _opcode(schema, model, first[0])[0] not in (schema.BuiltinOperator.CAST,
+                                                                       schema.BuiltinOperator.COMPLEX_ABS):
+        return None
+    return move, first[0]
+
+
+def _fft_as_matmuls(schema: Any, model: Any, graph: Any, op: Any,
+                    readers: dict[int, list[Any]]) -> tuple[str, list[Any], list[Any]] | None:
+    """For a 1-D ``RFFT2D`` read only through its real part (CAST to float32, a SQUEEZE or RESHAPE before it) or
+    its magnitude (COMPLEX_ABS): ("real" or "magnitude", the ops that replace it, the ops they make redundant);
+    None for any other FFT."""
+    found = _fft_reader(schema, model, op, readers)
+    lengths = _constant(model, graph, op.inputs[1], np.int32)
+    signal = graph.tensors[op.inputs[0]]
+    if (found is None or lengths is None or lengths.tolist()[:1] != [1]
+            or list(signal.shape[-2:]) != [1, int(lengths[1])]):
+        return None
+    move, reader = found
+    n = int(lengths[1])
+    real = _opcode(schema, model, reader)[0] == schema.BuiltinOperator.CAST
+    if real and graph.tensors[reader.outputs[0]].type != schema.TensorType.FLOAT32:
+        return None
+    if move is None and real:
+        return None  # a CAST straight after the FFT: kept as it was (never seen in a converted model)
+    if move is None:
+        return "magnitude", _magnitude(schema, model, graph, op.inputs[0], n, reader.outputs[0]), [reader]
+    for index in (op.outputs[0], move.outputs[0]):
         graph.tensors[index].type = schema.TensorType.FLOAT32
-    squeeze[0].outputs = list(cast[0].outputs)  # the CAST of a real value to float32 is gone
-    return dense, cast[0]
+    move.outputs = list(reader.outputs)  # the CAST (a real value to float32) or COMPLEX_ABS is gone
+    made = ([_dft_product(schema, model, graph, op.inputs[0], n, "cos", op.outputs[0])] if real
+            else _magnitude(schema, model, graph, op.inputs[0], n, op.outputs[0]))
+    return ("real" if real else "magnitude"), made, [reader]
 
 
-def _real_ffts_as_matmuls(schema: Any, model: Any) -> int:
+def _ffts_as_matmuls(schema: Any, model: Any) -> tuple[int, int]:
+    """Rewrite every 1-D RFFT2D of the main subgraph read through its real part or its magnitude; (real parts,
+    magnitudes) rewritten."""
     graph = model.subgraphs[0]
     readers = _readers(graph)
-    operators, dropped, count = [], [], 0
+    operators, dropped, counts = [], [], Counter[str]()
     for op in graph.operators:
-        made = _real_fft(schema, model, graph, op, readers) \
+        made = _fft_as_matmuls(schema, model, graph, op, readers) \
             if _opcode(schema, model, op)[0] == schema.BuiltinOperator.RFFT2D else None
-        operators.append(op if made is None else made[0])
+        operators += [op] if made is None else made[1]
         if made is not None:
-            dropped.append(made[1])
-            count += 1
+            dropped += made[2]
+            counts[made[0]] += 1
     graph.operators = [op for op in operators if all(op is not d for d in dropped)]
-    if count:
+    if counts:
         drop_unused_tensors(model, 0)
-    return count
+    return counts["real"], counts["magnitude"]
 
 
 def readable_for_tf2onnx(source: Path, out: Path) -> Rewritten:
-    """Write to ``out`` the TFLite at ``source`` with its DENSIFY ops folded and MediaPipe's transposed
-    convolutions as builtins; returns what changed (``out`` is a plain copy when nothing did)."""
+    """Write to ``out`` the TFLite at ``source`` with its DENSIFY ops folded, MediaPipe's transposed
+    convolutions as builtins and its 1-D real FFTs as matrix products; returns what changed (``out`` is a plain
+    copy when nothing did)."""
     import flatbuffers  # dependency of LiteRT's bindings
 
     schema = _schema()
     model = schema.ModelT.InitFromPackedBuf(source.read_bytes(), 0)
     done = Rewritten(fold_densify(model, source), _builtin_transpose_convs(schema, model),
-                     _real_ffts_as_matmuls(schema, model))
+                     *_ffts_as_matmuls(schema, model))
     if not done.describe():
         out.write_bytes(source.read_bytes())
         return done

@@ -25,6 +25,7 @@ import numpy as np
 from edgepipe.config import LegalizeConfig
 from edgepipe.errors import ToolFailed
 from edgepipe.graph.onnx_edit import drop_unread_initializers, name_every_node
+from edgepipe.graph.onnx_types import tensor_types
 from edgepipe.legalize.equivalence import TOLERANCE, Outputs, max_relative_error, outputs_of
 from edgepipe.legalize.registry import REWRITES
 from edgepipe.legalize.report import LegalizationReport, PlacementSummary, RewriteOutcome
@@ -72,26 +73,6 @@ class _State:
         return frozenset(v.name for v in self.support.node_verdicts if v.placement == "cpu")
 
 
-def _tensor_types(model: Any) -> dict[str, tuple[int, tuple[int | None, ...] | None]]:
-    """(element type, shape) of every tensor ONNX shape inference knows."""
-    import onnx
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
-        inferred = model  # ONNX could not infer: a rewrite that needs a shape then skips the node
-    graph = inferred.graph
-    found: dict[str, tuple[int, tuple[int | None, ...] | None]] = {}
-    for info in [*graph.value_info, *graph.input, *graph.output]:
-        tensor = info.type.tensor_type
-        shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim) \
-            if tensor.HasField("shape") else None
-        found[info.name] = (tensor.elem_type, shape)
-    for init in graph.initializer:
-        found[init.name] = (init.data_type, tuple(init.dims))
-    return found
-
-
 def _listed(profile: TargetProfile) -> Callable[[str], bool]:
     """Whether ``profile``'s accelerator lists an ONNX op (an op table taking every op lists them all)."""
     table = profile.op_table("onnx")
@@ -107,7 +88,7 @@ def _round(rewrite: Rewrite, state: _State, profile: TargetProfile, samples: Che
 
     candidate = onnx.ModelProto()
     candidate.CopyFrom(state.model)
-    site = Site(candidate, state.on_cpu(), _listed(profile), _tensor_types(candidate))
+    site = Site(candidate, state.on_cpu(), _listed(profile), tensor_types(candidate))
     count = rewrite.apply(site)
     if not count:
         return None, 0, None, "no node on the CPU has the form this rewrite takes"

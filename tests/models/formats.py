@@ -176,6 +176,21 @@ def transpose_conv_bias_tflite(path: Path) -> Path:
     return path
 
 
+def magnitude_fft_tflite(path: Path) -> Path:
+    """x [1, 6, 64] (frames) -> Hann window -> |rfft| -> log(1 + .): [1, 6, 33], a log-magnitude spectrogram."""
+    from edgepipe.frameworks import import_tensorflow
+
+    tf = import_tensorflow()
+    window = tf.constant(np.hanning(64).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 6, 64], tf.float32)])
+    def net(x):  # noqa: ANN001, ANN202 - a tf.function signature
+        return tf.math.log1p(tf.abs(tf.signal.rfft(x * window)))
+
+    path.write_bytes(_concrete_tflite(net, path))
+    return path
+
+
 def real_fft_tflite(path: Path) -> Path:
     """x [1, 6, 64] (frames) -> Hann window -> rfft -> cast to float32 (the real part) -> square: [1, 6, 33]."""
     from edgepipe.frameworks import import_tensorflow

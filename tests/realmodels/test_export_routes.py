@@ -10,6 +10,11 @@
 - MediaPipe's full-range face detector (held out ``face_detection_full``): sparse weights behind DENSIFY.
 - MediaPipe's selfie segmenter (zoo ``selfie_segmentation``): the custom op Convolution2DTransposeBias.
 - BirdNET 2.4 (held out ``birdnet_v24``): its spectrogram reads the real part of an RFFT2D.
+- A spoken-command classifier (held out ``star_trek_command``): its front end takes the magnitude of an RFFT2D.
+- A remote-pulse estimator on video (held out ``physnet_rppg``): 3-D MaxPools and an AveragePool, which onnx2tf
+  wrote as Flex ops until edgepipe wrote them as 2-D pools.
+- A tabular surrogate network (held out ``knn_accuracy_surrogate``): its features standardized by an ONNX-ML
+  Scaler, which onnx2tf does not implement.
 - microWakeWord's "okay nabu" (zoo ``micro_wakeword``): an int8 TFLite with its streaming state in resource
   variables; no ONNX has its inputs, and the failure says why.
 """
@@ -70,6 +75,17 @@ def test_a_score_gated_verifier_converts_through_a_where(tmp_path: Path) -> None
     assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
 
 
+@pytest.mark.parametrize("name", ["physnet_rppg", "knn_accuracy_surrogate"])
+def test_3d_pools_and_scalers_convert_into_builtins(tmp_path: Path, name: str) -> None:
+    from edgepipe.graph.read import read_graph
+
+    artifacts, stages, inputs = _export(tmp_path, heldout.BY_NAME[name], "ethos-u55")
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route == "onnx2tf" and not stages.failures
+    assert not [n.op for n in read_graph(tflite.path).nodes if "Flex" in n.op or n.op.startswith("CUSTOM")]
+    assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
+
+
 def test_a_dynamically_quantized_model_is_dequantized_converted_and_said_so(tmp_path: Path) -> None:
     import onnx
 
@@ -91,7 +107,9 @@ def test_a_dynamically_quantized_model_is_dequantized_converted_and_said_so(tmp_
     (zoo.BY_NAME, "selfie_segmentation",
      "tf2onnx's TFLite front end (1 Convolution2DTransposeBias op(s) as TRANSPOSE_CONV + ADD)"),
     (heldout.BY_NAME, "birdnet_v24",
-     "tf2onnx's TFLite front end (the real part of 2 RFFT2D op(s) as a MatMul with the cosine basis)")])
+     "tf2onnx's TFLite front end (the real part of 2 RFFT2D op(s) as a MatMul with the cosine basis)"),
+    (heldout.BY_NAME, "star_trek_command",
+     "tf2onnx's TFLite front end (the magnitude of 1 RFFT2D op(s) as MatMuls with the cosine and sine bases)")])
 def test_a_tflite_gets_its_onnx_through_the_rewrites(tmp_path: Path, suite: dict[str, Any], name: str,
                                                              route: str) -> None:
     artifacts, stages, inputs = _export(tmp_path, suite[name], "mobile-npu")

@@ -55,3 +55,12 @@ def onnx_save(graph: object, path: Path) -> None:
     from onnx import helper
 
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def ort_outputs(model: object, feeds: dict[str, object]) -> list[object]:
+    """ONNX Runtime's outputs (CPU) of the in-memory ``model`` on ``feeds``."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(),  # type: ignore[attr-defined]
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)

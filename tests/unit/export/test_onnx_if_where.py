@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from edgepipe.data.dataset import Dataset
+from tests.models.probes.onnx_files import ort_outputs
 
 FEATURES = 4
 
@@ -55,10 +56,7 @@ def _gated_onnx(path: Path, else_shape: list[int] | None = None, loop_in_branch:
 
 
 def _run(model: Any, x: np.ndarray) -> np.ndarray:
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
+    return ort_outputs(model, {"x": x})[0]
 
 
 def _inputs(count: int = 16) -> np.ndarray:
@@ -91,6 +89,19 @@ def test_an_if_whose_branches_differ_in_shape_or_hold_control_flow_stays(tmp_pat
     from edgepipe.export.onnx_if_where import if_as_where
 
     model = onnx.load(str(_gated_onnx(tmp_path / "g.onnx", else_shape, loop)))
+    before = model.SerializeToString()
+    assert if_as_where(model) == 0
+    assert model.SerializeToString() == before
+
+
+def test_an_if_with_more_outputs_than_its_branches_give_stays(tmp_path: Path) -> None:
+    """Both branches give one output, the If names two: no rewrite (a chained ``!=`` once let this through)."""
+    import onnx
+
+    from edgepipe.export.onnx_if_where import if_as_where
+
+    model = onnx.load(str(_gated_onnx(tmp_path / "g.onnx")))
+    model.graph.node[-1].output.append("y_extra")
     before = model.SerializeToString()
     assert if_as_where(model) == 0
     assert model.SerializeToString() == before

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from edgepipe.data.dataset import Dataset
+from tests.models.probes.onnx_files import ort_outputs
 
 STEPS, FEATURES = 20, 8
 
@@ -37,10 +38,7 @@ def _reversal_onnx(path: Path, start: int, end: int, step: int = -1) -> Path:
 
 
 def _run(model: Any, x: np.ndarray) -> np.ndarray:
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
+    return ort_outputs(model, {"x": x})[0]
 
 
 @pytest.mark.parametrize(("start", "end", "rewritten"), [

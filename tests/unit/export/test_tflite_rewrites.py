@@ -1,7 +1,7 @@
 """A TFLite tf2onnx cannot read becomes one it can, computing the same (edgepipe.export.tflite_rewrites), and its
 ONNX is checked against LiteRT (edgepipe.export.tflite_to_onnx): sparse weights are densified, MediaPipe's
-Convolution2DTransposeBias becomes TRANSPOSE_CONV + ADD, the real part of an RFFT2D becomes a MatMul, an int8
-TFLite is converted dequantized with float inputs and outputs."""
+Convolution2DTransposeBias becomes TRANSPOSE_CONV + ADD, the real part or the magnitude of an RFFT2D becomes
+MatMuls, an int8 TFLite is converted dequantized with float inputs and outputs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.models.formats import real_fft_tflite, sparse_tflite, transpose_conv_bias_tflite
+from tests.models.formats import magnitude_fft_tflite, real_fft_tflite, sparse_tflite, transpose_conv_bias_tflite
 
 
 def _litert(path: Path, x: np.ndarray) -> np.ndarray:
@@ -39,7 +39,10 @@ def _ops(path: Path) -> list[str]:
      "1 Convolution2DTransposeBias op(s) as TRANSPOSE_CONV + ADD"),
     (real_fft_tflite, (1, 6, 64), ["MUL", "RESHAPE", "RFFT2D", "RESHAPE", "CAST", "MUL"],
      ["MUL", "RESHAPE", "FULLY_CONNECTED", "RESHAPE", "MUL"],
-     "the real part of 1 RFFT2D op(s) as a MatMul with the cosine basis")])
+     "the real part of 1 RFFT2D op(s) as a MatMul with the cosine basis"),
+    (magnitude_fft_tflite, (1, 6, 64), ["MUL", "RESHAPE", "RFFT2D", "RESHAPE", "COMPLEX_ABS", "ADD", "LOG"],
+     ["MUL", "RESHAPE", "FULLY_CONNECTED", "FULLY_CONNECTED", "MUL", "MUL", "ADD", "SQRT", "RESHAPE", "ADD", "LOG"],
+     "the magnitude of 1 RFFT2D op(s) as MatMuls with the cosine and sine bases")])
 def test_the_rewritten_tflite_computes_the_same_and_its_onnx_matches_litert(
         tmp_path: Path, make: object, shape: tuple[int, ...], before: list[str], after: list[str],
         route: str) -> None:
