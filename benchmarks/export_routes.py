@@ -10,6 +10,7 @@ samples), the route that made it, the error otherwise, and the stage's wall time
     python benchmarks/export_routes.py prepare WORK                       # WORK/<name>/: model, data, edgepipe.toml
     nice -n 10 python benchmarks/export_routes.py run WORK --jobs 2      # -> benchmarks/results/export_routes.json
     python benchmarks/export_routes.py run WORK --label onnx2tf-2.6.9 --python /path/to/other/venv/bin/python
+    python benchmarks/export_routes.py run WORK --label tflite-sources --source tflite   # one direction, one commit
     python benchmarks/export_routes.py render                             # -> docs/reference/export_routes.md
 
 ``--python`` runs the conversions with another environment's interpreter (e.g. one with another onnx2tf);
@@ -137,8 +138,11 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
         details = [f"{r.status}: {r.detail}" for r in stages.records if r.name == "export"]
         message = "; ".join(f.message for f in stages.failures if f.stage == "export")
         cosine: float | None = None
+        shipped_int8 = any(a.format == suffix.lstrip(".") and a.precision == "int8" for a in artifacts)
+        reference = next((a.path for a in artifacts if shipped_int8 and a.format == suffix.lstrip(".")
+                          and a.precision == "fp32"), inputs.model.path)  # a shipped QDQ file's float reference
         if made is not None and inputs.calibration is not None:
-            cosine = float_agreement(inputs.model.path, made.path, inputs.calibration).cosine
+            cosine = float_agreement(reference, made.path, inputs.calibration).cosine
         elif _COSINE.search(message):
             cosine = float(_COSINE.search(message).group(1))  # type: ignore[union-attr]
         source = next((a for a in artifacts if a.format == suffix.lstrip(".") and a.route), None)
@@ -192,7 +196,8 @@ def run(args: argparse.Namespace) -> Path:
     rows = {r["model"]: r for r in old.get("rows", [])}
     started = old.get("provenance", {}).get("started") or now()
     tools = _versions(args.python)
-    todo = [(n, c) for n, c in prepared(args.work) if (not args.only or n in args.only) and n not in rows]
+    todo = [(n, c) for n, c in prepared(args.work) if (not args.only or n in args.only) and n not in rows
+            and (not args.source or _source_format(c) == args.source)]
     order = [n for n, _ in prepared(args.work)]
 
     def write() -> None:
@@ -315,6 +320,7 @@ def main(argv: list[str]) -> int:
     go.add_argument("--python", default=sys.executable)
     go.add_argument("--timeout", type=float, default=900.0)
     go.add_argument("--only", nargs="+")
+    go.add_argument("--source", choices=["onnx", "tflite"], help="only the models whose file has this format")
     go.add_argument("--onnx2tf-args", default="")
     go.add_argument("--jobs", type=int, default=1, help="conversions at a time")
     go.add_argument("--resume", action="store_true", help="keep the rows already in the label's JSON")

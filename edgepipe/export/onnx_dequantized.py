@@ -6,6 +6,11 @@ Each ``DequantizeLinear`` of an integer initializer becomes a float initializer
 comparison with this reference measures is therefore the activation quantization
 (and the integer arithmetic) of the shipped model — not the weight rounding, whose
 float originals are not in the file.
+
+A pair whose zero point is its type's lowest value (uint8 at 0, int8 at -128, or no zero point: uint8 0)
+cannot represent a negative value: it is the ReLU the exporter folded into the quantization (a ResNet
+exported with every Conv + ReLU as Conv -> Q(uint8, 0)), so it becomes a ``Relu``, not a bypass; otherwise
+the reference would compute a different network (unbounded activations, overflow to NaN).
 """
 
 from __future__ import annotations
@@ -27,8 +32,26 @@ def _dequantized(q: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, axis
     return ((q.astype(np.float32) - offset) * per_axis).astype(np.float32)
 
 
-def strip_qdq(model: Any) -> tuple[Any, int, int]:
-    """A float copy of the QDQ ``model``; returns it, the weights dequantized and the activation pairs removed."""
+#: The lowest value of each integer type a QuantizeLinear writes (ONNX TensorProto element types).
+_LOWEST = {2: 0, 3: -128, 4: 0, 5: -32768}  # uint8, int8, uint16, int16
+
+
+def _clamps_at_zero(quantize: Any, initializers: dict[str, Any]) -> bool:
+    """Whether the QuantizeLinear ``quantize`` maps every negative value to its lowest integer: its zero point is
+    that integer (a scalar, or every entry), or it has none (uint8, zero point 0)."""
+    from onnx import numpy_helper
+
+    if len(quantize.input) < 3 or not quantize.input[2]:
+        return True
+    zero = initializers.get(quantize.input[2])
+    if zero is None or zero.data_type not in _LOWEST:
+        return False
+    return bool(np.all(numpy_helper.to_array(zero) == _LOWEST[zero.data_type]))
+
+
+def strip_qdq(model: Any) -> tuple[Any, int, int, int]:
+    """A float copy of the QDQ ``model``; returns it, the weights dequantized, the activation pairs removed and
+    how many of those became the ReLU their zero point applies."""
     import onnx
     from onnx import numpy_helper
 
@@ -39,6 +62,7 @@ def strip_qdq(model: Any) -> tuple[Any, int, int]:
     producers = {o: n for n in graph.node for o in n.output}
     rename: dict[str, str] = {}
     drop, weights, pairs = set(), 0, 0
+    relu_at: dict[int, Any] = {}  # a DequantizeLinear's place in the graph -> the Relu written there
     for node in graph.node:
         if node.op_type != "DequantizeLinear":
             continue
@@ -53,10 +77,15 @@ def strip_qdq(model: Any) -> tuple[Any, int, int]:
             drop.add(id(node))
             weights += 1
         elif source in producers and producers[source].op_type == "QuantizeLinear":
-            rename[node.output[0]] = producers[source].input[0]
-            drop.update({id(node), id(producers[source])})
+            quantize = producers[source]
+            if _clamps_at_zero(quantize, initializers):
+                relu_at[id(node)] = onnx.helper.make_node("Relu", [quantize.input[0]], [node.output[0]],
+                                                          name=f"{node.name or node.output[0]}/relu")
+            else:
+                rename[node.output[0]] = quantize.input[0]
+            drop.update({id(node), id(quantize)})
             pairs += 1
-    kept = [n for n in graph.node if id(n) not in drop]
+    kept = [relu_at.get(id(n), n) for n in graph.node if id(n) not in drop or id(n) in relu_at]
     for node in kept:
         for i, name in enumerate(node.input):
             while name in rename:
@@ -68,4 +97,4 @@ def strip_qdq(model: Any) -> tuple[Any, int, int]:
     del graph.node[:]
     graph.node.extend(kept)
     drop_unread_initializers(out)
-    return out, weights, pairs
+    return out, weights, pairs, len(relu_at)

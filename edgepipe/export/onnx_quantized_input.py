@@ -6,7 +6,8 @@
   conversion for these ops).
 - **static QDQ**: the file is ``model_int8.onnx``; the float reference ``model.onnx`` is the
   same graph with every Q/DQ removed (:mod:`edgepipe.export.onnx_dequantized`), so the
-  label-free comparison measures the shipped model's activation quantization.
+  label-free comparison measures the shipped model's activation quantization. The export stage
+  converts that reference to TFLite for the TFLite targets, which quantize it again.
 - **QOperator**: the file is ``model_int8.onnx``, checked and timed only.
 """
 
@@ -31,16 +32,15 @@ def already_quantized_artifacts(model: Any, kind: QuantizedKind, folder: Path) -
     onnx.save(model, str(int8_path))
     artifacts = [Artifact(int8_path, "onnx", "int8")]
     if kind.form == "qdq":
-        reference, weights, pairs = strip_qdq(model)
+        reference, weights, pairs, relus = strip_qdq(model)
         onnx.save(reference, str(folder / "model.onnx"))
         artifacts.insert(0, Artifact(folder / "model.onnx", "onnx", "fp32"))
         reason = (f"input is already {kind.describe()}: it is model_int8.onnx, unchanged; model.onnx is its float "
                   f"reference, the same graph without Q/DQ ({weights} weights dequantized, {pairs} activation pairs "
-                  "removed), so the comparison measures activation quantization only; no re-quantization, "
-                  "no TFLite")
+                  f"removed, {relus} of them written as the ReLU their zero point applies), so the comparison "
+                  "measures activation quantization only; the shipped file is not quantized again")
     else:
         reason = (f"input is already {kind.describe()}: it is model_int8.onnx, unchanged, checked and timed; "
-                  "its float weights are not rebuilt, so there is no float reference, no re-quantization "
-                  "and no TFLite")
+                  "its float weights are not rebuilt, so there is no float reference and no re-quantization")
     log.info("%s", reason)
     return artifacts, reason

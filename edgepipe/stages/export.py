@@ -94,8 +94,17 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     if kind.is_quantized and dequantized is None:
         # shipped quantized: kept as the int8 artifact, never rewritten (export/onnx_quantized_input)
         artifacts, reason = already_quantized_artifacts(source, kind, folder)
-        stages.skip("export", reason)
-        return artifacts
+        reference = next((a for a in artifacts if a.precision == "fp32"), None)
+        if reference is None or inputs.calibration is None or not _tflite_wanted(inputs) or dynamic_inputs(source):
+            stages.skip("export", reason + "; no TFLite")
+            return artifacts
+        stages.skip("export", reason + "; for the TFLite targets its float reference is converted and quantized "
+                                       "again with your calibration data (the shipped Q/DQ parameters do not carry "
+                                       "over)")
+        from edgepipe.stages.export_tflite import tflite_of_onnx
+
+        tflite = tflite_of_onnx(inputs, reference.path, onnx.load(str(reference.path)), folder, scratch, stages)
+        return artifacts + ([tflite] if tflite is not None else [])
     onnx_path = folder / "model.onnx"
     model = onnx.ModelProto()
     model.CopyFrom(dequantized if dequantized is not None else source)  # the loaded model: dynamic dims fixed
@@ -110,14 +119,19 @@ def _export_onnx_input(inputs: BuildInputs, folder: Path, scratch: Path, stages:
     if inputs.calibration is None:
         stages.skip("export", "input is ONNX; onnx2tf needs calibration data for TFLite (give --calib)")
         return artifacts
-    if inputs.targets and not any("tflite" in target.deploy_formats for target in inputs.targets):
-        # onnx2tf takes minutes on a real model; no target here would deploy or check its output
+    if not _tflite_wanted(inputs):
         stages.skip("export", "input is ONNX and no target deploys TFLite: no onnx2tf conversion")
         return artifacts
     from edgepipe.stages.export_tflite import tflite_of_onnx
 
     tflite = tflite_of_onnx(inputs, onnx_path, model, folder, scratch, stages)
     return artifacts + ([tflite] if tflite is not None else [])
+
+
+def _tflite_wanted(inputs: BuildInputs) -> bool:
+    """Whether a target of the build deploys TFLite, or none is named (``edgepipe export``): onnx2tf takes minutes
+    on a real model, run only when its output is deployed or checked."""
+    return not inputs.targets or any("tflite" in target.deploy_formats for target in inputs.targets)
 
 
 def _dequantized_source(inputs: BuildInputs, kind: QuantizedKind, stages: StageLog) -> Any:

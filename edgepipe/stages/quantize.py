@@ -141,19 +141,22 @@ def quantize_stage(inputs: BuildInputs, floats: list[Artifact], graph: object, f
                    ) -> tuple[list[Artifact], QuantizationReport | None]:
     """Quantized ONNX (QDQ) and TFLite from the float artifacts, and the ladder's report when it ran.
 
-    Only artifacts their runtime loads come back; every tool failure is in ``stages.failures``.
+    A format whose model was shipped quantized (a QDQ ONNX input: its float reference is among ``floats``) is
+    not quantized again. Only artifacts their runtime loads come back; every tool failure is in
+    ``stages.failures``.
     """
     if inputs.calibration is None:
         stages.skip(STAGE, "no calibration data (give --calib or data.calibration)")
         return [], None
-    if not any(a.precision == "fp32" for a in floats):
+    shipped = {a.format for a in floats if a.precision != "fp32"}
+    floats = [a for a in floats if a.precision == "fp32" and a.format not in shipped]
+    if not floats:
         stages.skip(STAGE, "no float artifact to quantize: the input is already quantized")
         return [], None
     quantized: list[Artifact] = []
     report = None
-    float_onnx = any(a.format == "onnx" and a.precision == "fp32" for a in floats)
-    gated = (config is not None and inputs.evaluation is not None
-             and (inputs.model.format in ("keras", "savedmodel", "onnx", "pytorch") or float_onnx))
+    float_onnx = any(a.format == "onnx" for a in floats)
+    gated = config is not None and inputs.evaluation is not None and (graph is not None or float_onnx)
     if gated and config is not None:
         try:
             with stages.stage(STAGE, f"fallback ladder on {len(inputs.calibration)} calibration samples"), \

@@ -104,3 +104,28 @@ def test_dynamic_sequence_without_input_shapes_keeps_onnx_and_says_why(tmp_path:
     export = next(s for s in report["stages"] if s["name"] == "export")
     assert export["status"] == "skipped" and "frames still dynamic" in export["detail"]
     assert "input_shapes" in export["detail"]
+
+
+def test_a_shipped_qdq_onnx_stays_as_shipped_and_its_reference_reaches_the_tflite_targets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A static int8 QDQ input is the int8 ONNX artifact byte for byte (it was once quantized again from its float
+    reference, a second ``model_int8.onnx`` beside it); Ethos-U, which had no artifact, gets the reference's TFLite
+    quantized with the calibration data, and the report says so."""
+    from tests.models.make_models import tiny_onnx, tiny_onnx_data
+    from tests.models.probes.onnx_files import qdq_onnx
+
+    shipped = qdq_onnx(tiny_onnx(tmp_path / "float.onnx"), tmp_path / "shipped.onnx", (1, 2, 6, 6))
+    calib, evaluation = tiny_onnx_data(tmp_path)
+    code = main(["build", "-q", "--no-cache", "--model", str(shipped), "--calib", str(calib), "--eval",
+                 str(evaluation), "--target", "host-cpu", "--target", "ethos-u55", "-o", str(tmp_path / "build")])
+    assert code == 0, capsys.readouterr().err
+    for target in ("host-cpu", "ethos-u55"):
+        folder = tmp_path / "build" / "shipped" / target
+        report = json.loads((folder / "report.json").read_text())
+        keys = [a["path"] for a in report["artifacts"]]
+        assert len(keys) == len(set(keys)) and {"model_int8.onnx", "model_int8.tflite"} <= set(keys)
+        assert (folder / "model_int8.onnx").read_bytes() == shipped.read_bytes()
+        said = " ".join(s["detail"] for s in report["stages"] if s["name"] == "export")
+        assert "not quantized again" in said and "float reference is converted and quantized again" in said
+    ethos = json.loads((tmp_path / "build" / "shipped" / "ethos-u55" / "report.json").read_text())
+    assert ethos["support"]["artifact"] == "model_int8.tflite"
