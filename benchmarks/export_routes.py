@@ -96,7 +96,8 @@ _COSINE = re.compile(r"cosine (-?[0-9.]+)")
 
 def _outcome(produced: bool, message: str, skipped: str | None) -> str:
     """faithful | unfaithful (the float check refused it) | unrunnable (LiteRT/ONNX Runtime refused it) | failed |
-    skipped (the export stage made no conversion: an already-quantized source, dynamic shapes)."""
+    skipped (the export stage made no conversion: an already-quantized source, dynamic shapes); a source edgepipe
+    refuses to load (a TFLite with a custom op LiteRT lacks) is "unloadable" (:func:`convert_one`)."""
     if produced:
         return "faithful"
     if not message and skipped:
@@ -113,6 +114,7 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
     import tomllib
 
     from edgepipe.config import load_config
+    from edgepipe.errors import ModelLoadError
     from edgepipe.export import onnx_to_tflite
     from edgepipe.export.float_match import float_agreement
     from edgepipe.stage_log import StageLog
@@ -128,7 +130,12 @@ def convert_one(config_path: Path, onnx2tf_args: list[str]) -> dict[str, Any]:
         config = load_config(config_path, overrides={"targets": [TARGET_FOR[suffix]],
                                                       "output": str(Path(tmp) / "build")})
         stages = StageLog()
-        inputs = validate_inputs(config, stages)
+        try:
+            inputs = validate_inputs(config, stages)
+        except ModelLoadError as refused:  # edgepipe's own clear refusal (a custom op LiteRT lacks), not a crash
+            return {"source": suffix.lstrip("."), "converted_to": wanted, "outcome": "unloadable", "route": None,
+                    "source_route": None, "cosine": None, "error": str(refused), "seconds": 0.0, "stages": [],
+                    "skipped": None}
         folder = Path(tmp) / "artifacts"
         folder.mkdir()
         start = time.perf_counter()

@@ -31,3 +31,16 @@ def test_the_page_names_each_runs_commit_and_counts_per_direction() -> None:
     assert "| main | `abc1234` | 1.28.8 |" in page
     assert "**1/2 faithful (50.0 %)**, 1/2 converted | **1/1 faithful (100.0 %)**, 1/1 converted |" in page
     assert "| `b` | onnx | failed, 4 s: x / y |" in page
+
+
+def test_a_source_edgepipe_refuses_to_load_is_unloadable_not_crashed(tmp_path) -> None:  # noqa: ANN001
+    """A TFLite whose custom op LiteRT lacks ends in edgepipe's own ModelLoadError, a clear refusal: the row says
+    "unloadable" with that message (it once read "crashed", as if the harness had broken)."""
+    from tests.models.formats import transpose_conv_bias_tflite
+
+    source = transpose_conv_bias_tflite(tmp_path / "made.tflite").read_bytes()
+    (tmp_path / "unknown.tflite").write_bytes(source.replace(b"Convolution2DTransposeBias",
+                                                             b"NoSuchCustomOpInLiteRT0000"))
+    (tmp_path / "edgepipe.toml").write_text('model = "unknown.tflite"\noutput = "build"\n')
+    row = export_routes.convert_one(tmp_path / "edgepipe.toml", [])
+    assert row["outcome"] == "unloadable" and "unknown.tflite" in row["error"] and row["route"] is None
