@@ -191,8 +191,14 @@ def convert_tflite_to_onnx(tflite_path: Path, onnx_path: Path, samples: list[lis
     """
     import onnx
 
+    from edgepipe.export.tflite_ops import state_op_names
     from edgepipe.export.tflite_rewrites import readable_for_tf2onnx
 
+    state = state_op_names(tflite_path)
+    if state:
+        raise _failed(f"the TFLite keeps state between invocations in resource variables ({', '.join(state)}): an "
+                      "ONNX model has no state, so no ONNX computes what it does (a streaming model: export its "
+                      "stateless form, with the state as inputs and outputs, for the ONNX targets)")
     checked = False
     readable = onnx_path.with_name(f".{onnx_path.stem}.tf2onnx-input.tflite")
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgepipe.artifacts import Artifact
-from edgepipe.quantize.host.forms import QDQ_U8_NAME
+from edgepipe.quantize.host.forms import QDQ_U8_NAME, build_qdq
 from edgepipe.quantize.host.qdq_uint8 import uint8_activations
 from edgepipe.stage_log import StageLog
 from edgepipe.targets.profile import TargetProfile
@@ -36,7 +36,7 @@ def unsigned_form_stage(targets: tuple[TargetProfile, ...], artifacts: list[Arti
     made = [f for f in host_forms if f.key == QDQ_U8_NAME]
     if made:
         return made
-    qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
+    qdq = build_qdq(artifacts)
     if qdq is None:
         return []
     with stages.stage(STAGE, f"{qdq.key} with uint8 activations (zero points shifted by 128: the same integers)"):

@@ -123,3 +123,4 @@ def test_an_int8_streaming_tflite_without_an_onnx_form_says_why(tmp_path: Path) 
     assert [(a.format, a.precision) for a in artifacts] == [("tflite", "int8")]
     (failure,) = stages.failures
     assert failure.tool == "tf2onnx" and failure.artifact == "model.onnx" and failure.next_step
+    assert "resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE)" in failure.message

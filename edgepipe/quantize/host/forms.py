@@ -189,7 +189,7 @@ def host_forms(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
 
 
 def _main_form(artifacts: list[Artifact], calibration: Dataset, folder: Path, scratch: Path) -> list[Artifact]:
-    qdq = next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
+    qdq = build_qdq(artifacts)
     shifted = uint8_activations(qdq.path, folder / QDQ_U8_NAME) if qdq is not None else None
     if shifted is not None:
         return [Artifact(shifted, "onnx", qdq.precision)]  # type: ignore[union-attr]
@@ -207,12 +207,17 @@ def _main_form(artifacts: list[Artifact], calibration: Dataset, folder: Path, sc
     return [Artifact(path, "onnx", "int8")]
 
 
+def build_qdq(artifacts: list[Artifact]) -> Artifact | None:
+    """The build's own QDQ ONNX (``model_int8.onnx``, int8 or the ladder's mixed result), if it made one."""
+    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
+
+
 def exact_twin(artifact: Artifact, artifacts: list[Artifact]) -> Artifact | None:
     """The artifact whose outputs under exact int8 semantics ``artifact``'s are (the build's QDQ model, for its
     uint8-activation form: the same integers), so they are computed once; else None."""
     if artifact.key != QDQ_U8_NAME:
         return None
-    return next((a for a in artifacts if a.key == "model_int8.onnx" and a.precision in ("int8", "mixed")), None)
+    return build_qdq(artifacts)
 
 
 def is_quantized(path: Path) -> bool:
