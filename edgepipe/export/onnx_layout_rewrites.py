@@ -9,6 +9,10 @@ computes exactly what the nodes it replaces compute (ONNX Runtime gives the same
   come from inputs it laid out differently).
 - ``dft-as-matmul``: a real, one-sided ``DFT`` over axis 1 of a ``[batch, n, 1]`` signal becomes a MatMul with
   its cosine and sine basis (onnx2tf has no DFT).
+- ``constant-full-rank``: the constant operand of an elementwise binary op (``Add``, ``Sub``, ``Mul``, ``Div``,
+  ``Pow``) whose rank is below its rank-3+ partner's is stored at the partner's rank, ones prepended (what ONNX's
+  broadcasting does anyway): onnx2tf transposes the feature map to channels-last and then fails to lay out a
+  lower-rank constant beside it ("axes don't match array" at a TF LayerNorm's ``beta - mean * gamma``).
 
 Each rewrite is a :class:`Rewrite`: what the report says, whether it applies to a model (and to the node a
 conversion failed at), and the function that rewrites the model in place and returns how many nodes it rewrote.
@@ -30,17 +34,17 @@ class Rewrite:
     """A graph rewrite of one op type, exact in what it computes."""
 
     says: str
-    op_type: str
-    #: Whether a node of ``op_type`` (with its attributes and input rank) is one this rewrite takes.
-    takes: Callable[[Any, dict[str, Any], int], bool]
-    rewrite: Callable[[Any, Any, int, int], list[Any]]
+    op_types: tuple[str, ...]
+    #: Whether a node of one of ``op_types`` (with its attributes and its inputs' ranks) is one this rewrite takes.
+    takes: Callable[[Any, Any, dict[str, int]], bool]
+    #: The nodes that replace one it takes: (model, node, every tensor's rank, the node's index) -> nodes.
+    rewrite: Callable[[Any, Any, dict[str, int], int], list[Any]]
     #: True when the route is worth trying only if the conversion failed at a node of this type.
     only_at_failing_node: bool = True
 
     def candidates(self, model: Any) -> list[Any]:
         ranks = _ranks(model)
-        return [n for n in model.graph.node if n.op_type == self.op_type
-                and self.takes(model, n, ranks.get(n.input[0], 0) if n.input else 0)]
+        return [n for n in model.graph.node if n.op_type in self.op_types and self.takes(model, n, ranks)]
 
     def applies(self, model: Any, failed_at: str | None) -> bool:
         """Whether this rewrite changes ``model`` (at the node ``failed_at`` when it must)."""
@@ -54,9 +58,8 @@ class Rewrite:
         ranks = _ranks(model)
         nodes, count = [], 0
         for index, node in enumerate(list(model.graph.node)):
-            if node.op_type == self.op_type and self.takes(model, node, ranks.get(node.input[0], 0) if node.input
-                                                           else 0):
-                nodes += self.rewrite(model, node, ranks.get(node.input[0], 0), index)
+            if node.op_type in self.op_types and self.takes(model, node, ranks):
+                nodes += self.rewrite(model, node, ranks, index)
                 count += 1
             else:
                 nodes.append(node)
@@ -69,9 +72,14 @@ def _ranks(model: Any) -> dict[str, int]:
     import onnx
 
     inferred = onnx.shape_inference.infer_shapes(model)
-    return {v.name: len(v.type.tensor_type.shape.dim)
-            for v in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
-            if v.type.tensor_type.HasField("shape")}
+    found = {v.name: len(v.type.tensor_type.shape.dim)
+             for v in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
+             if v.type.tensor_type.HasField("shape")}
+    return found | {init.name: len(init.dims) for init in model.graph.initializer}
+
+
+def _input_rank(node: Any, ranks: dict[str, int]) -> int:
+    return ranks.get(node.input[0], 0) if node.input else 0
 
 
 def _axis(node: Any, rank: int, default: int) -> int:
@@ -87,13 +95,15 @@ def _inverse(perm: list[int]) -> list[int]:
     return [perm.index(d) for d in range(len(perm))]
 
 
-def _softmax_takes(model: Any, node: Any, rank: int) -> bool:
+def _softmax_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
+    rank = _input_rank(node, ranks)
     return rank >= 3 and _axis(node, rank, -1) != rank - 1
 
 
-def _softmax_last_axis(model: Any, node: Any, rank: int, index: int) -> list[Any]:
+def _softmax_last_axis(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
     from onnx import helper
 
+    rank = _input_rank(node, ranks)
     perm = _to_last(_axis(node, rank, -1), rank)
     moved, soft = f"{node.output[0]}_axis_last_{index}", f"{node.output[0]}_softmax_last_{index}"
     return [helper.make_node("Transpose", [node.input[0]], [moved], perm=perm),
@@ -101,13 +111,15 @@ def _softmax_last_axis(model: Any, node: Any, rank: int, index: int) -> list[Any
             helper.make_node("Transpose", [soft], [node.output[0]], perm=_inverse(perm))]
 
 
-def _concat_takes(model: Any, node: Any, rank: int) -> bool:
+def _concat_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
+    rank = _input_rank(node, ranks)
     return rank >= 3 and _axis(node, rank, 0) != rank - 1
 
 
-def _concat_last_axis(model: Any, node: Any, rank: int, index: int) -> list[Any]:
+def _concat_last_axis(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
     from onnx import helper
 
+    rank = _input_rank(node, ranks)
     perm = _to_last(_axis(node, rank, 0), rank)
     nodes, moved = [], []
     for k, name in enumerate(node.input):
@@ -119,7 +131,8 @@ def _concat_last_axis(model: Any, node: Any, rank: int, index: int) -> list[Any]
     return nodes
 
 
-def _dft_takes(model: Any, node: Any, rank: int) -> bool:
+def _dft_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
+    rank = _input_rank(node, ranks)
     found = attributes(node)
     if rank != 3 or found.get("inverse", 0) or not found.get("onesided", 0) or int(found.get("axis", 1)) != 1:
         return False
@@ -139,7 +152,7 @@ def _shape(model: Any, name: str) -> list[int | str] | None:
     return None
 
 
-def _dft_as_matmul(model: Any, node: Any, rank: int, index: int) -> list[Any]:
+def _dft_as_matmul(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
     """``[B, n, 1] -> [B, n//2 + 1, 2]``: Reshape to ``[B, n]``, MatMul with ``[cos | -sin]``, Reshape back."""
     from onnx import helper, numpy_helper
 
@@ -158,12 +171,49 @@ def _dft_as_matmul(model: Any, node: Any, rank: int, index: int) -> list[Any]:
             helper.make_node("Reshape", [names["product"], names["shape"]], [node.output[0]])]
 
 
+_BINARY = ("Add", "Sub", "Mul", "Div", "Pow")
+
+
+def _low_rank_constant(model: Any, node: Any, ranks: dict[str, int]) -> int | None:
+    """The index of ``node``'s initializer operand whose rank is below its rank-3+ partner's, else None."""
+    if len(node.input) != 2:
+        return None
+    initializers = {init.name for init in model.graph.initializer}
+    for k in (0, 1):
+        constant, partner = node.input[k], node.input[1 - k]
+        if constant in initializers and partner not in initializers and ranks.get(partner, 0) >= 3 \
+                and ranks[constant] < ranks[partner]:
+            return k
+    return None
+
+
+def _constant_rank_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
+    return _low_rank_constant(model, node, ranks) is not None
+
+
+def _constant_full_rank(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
+    """``node`` reading a copy of its low-rank constant stored at its partner's rank (leading ones)."""
+    from onnx import numpy_helper
+
+    k = _low_rank_constant(model, node, ranks)
+    assert k is not None
+    name, full = node.input[k], ranks[node.input[1 - k]]
+    value = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == name))
+    widened = f"{name}_rank{full}_{index}"
+    model.graph.initializer.append(numpy_helper.from_array(value.reshape((1,) * (full - value.ndim) + value.shape),
+                                                           widened))
+    node.input[k] = widened
+    return [node]
+
+
 #: The rewrites a route may apply, by name, in the order routes try them.
 REWRITES: dict[str, Rewrite] = {
-    "softmax-last-axis": Rewrite("its Softmax over the last axis (transposes around it)", "Softmax", _softmax_takes,
-                                 _softmax_last_axis),
-    "concat-last-axis": Rewrite("its Concat on the last axis (transposes around it)", "Concat", _concat_takes,
+    "softmax-last-axis": Rewrite("its Softmax over the last axis (transposes around it)", ("Softmax",),
+                                 _softmax_takes, _softmax_last_axis),
+    "concat-last-axis": Rewrite("its Concat on the last axis (transposes around it)", ("Concat",), _concat_takes,
                                 _concat_last_axis),
-    "dft-as-matmul": Rewrite("its DFT as a MatMul with the Fourier basis", "DFT", _dft_takes, _dft_as_matmul,
+    "dft-as-matmul": Rewrite("its DFT as a MatMul with the Fourier basis", ("DFT",), _dft_takes, _dft_as_matmul,
                              only_at_failing_node=False),
+    "constant-full-rank": Rewrite("its elementwise constants at their partner's rank", _BINARY,
+                                  _constant_rank_takes, _constant_full_rank),
 }

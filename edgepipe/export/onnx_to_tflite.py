@@ -276,11 +276,13 @@ def _route_rewrites(path: Path, rewrites: tuple[str, ...]) -> None:
     import onnx
 
     from edgepipe.export.onnx_layout_rewrites import REWRITES
+    from edgepipe.graph.onnx_edit import drop_unread_initializers
 
     model = onnx.load(str(path))
     for name in rewrites:
         log.info("rewrote %d node(s) of %s for onnx2tf: %s", REWRITES[name].apply(model), path.name,
                  REWRITES[name].says)
+    drop_unread_initializers(model)  # the constants a rewrite replaced by reshaped copies
     onnx.save(model, str(path))
 
 

@@ -15,6 +15,8 @@
   wrote as Flex ops until edgepipe wrote them as 2-D pools.
 - A tabular surrogate network (held out ``knn_accuracy_surrogate``): its features standardized by an ONNX-ML
   Scaler, which onnx2tf does not implement.
+- A grapheme-to-phoneme BERT exported from TensorFlow (held out ``g2p_id_bert``): onnx2tf failed at its LayerNorm's
+  ``beta - mean * gamma`` ("axes don't match array") until the route storing 1-D constants at rank 3.
 - microWakeWord's "okay nabu" (zoo ``micro_wakeword``): an int8 TFLite with its streaming state in resource
   variables; no ONNX has its inputs, and the failure says why.
 """
@@ -83,6 +85,14 @@ def test_3d_pools_and_scalers_convert_into_builtins(tmp_path: Path, name: str) -
     tflite = _made(artifacts, "tflite")
     assert tflite.route == "onnx2tf" and not stages.failures
     assert not [n.op for n in read_graph(tflite.path).nodes if "Flex" in n.op or n.op.startswith("CUSTOM")]
+    assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
+
+
+def test_a_tf_layernorm_converts_with_its_constants_at_full_rank(tmp_path: Path) -> None:
+    artifacts, stages, inputs = _export(tmp_path, heldout.BY_NAME["g2p_id_bert"], "ethos-u55")
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route == "onnx2tf with its elementwise constants at their partner's rank"
+    assert [f.tool for f in stages.failures] == []
     assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
 
 

@@ -86,6 +86,34 @@ def test_an_inverse_or_two_sided_dft_is_left_alone() -> None:
         assert REWRITES["dft-as-matmul"].apply(model) == 0
 
 
+@pytest.mark.parametrize(("op", "first", "shape", "rewritten"), [
+    ("Sub", True, [8], True),  # beta - mean * gamma of a TF LayerNorm: the constant first, rank 1 beside rank 3
+    ("Mul", False, [3, 8], True), ("Add", False, [8], True), ("Div", False, [1, 1, 8], False),  # already full rank
+    ("Pow", False, [], True)])
+def test_a_low_rank_constant_is_stored_at_its_partners_rank(op: str, first: bool, shape: list[int],
+                                                             rewritten: bool) -> None:
+    from onnx import helper, numpy_helper
+
+    value = np.random.default_rng(3).uniform(0.5, 2, shape).astype(np.float32)
+    inputs = ["c", "r"] if first else ["r", "c"]
+    model = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, inputs, ["y"], name="ln")],
+                   [1, 3, 8], [numpy_helper.from_array(value, "c")])
+    x = np.random.default_rng(4).normal(0, 1, (1, 3, 8)).astype(np.float32)
+    count, want, got, ops = _rewritten("constant-full-rank", model, x)
+    assert count == int(rewritten) and ops == ["Relu", op]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_constants_beside_low_rank_tensors_or_other_constants_stay() -> None:
+    from onnx import helper, numpy_helper
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    c = numpy_helper.from_array(np.ones(4, np.float32), "c")
+    flat = _model([helper.make_node("Add", ["x", "c"], ["y"], name="add")], [2, 4], [c])
+    assert REWRITES["constant-full-rank"].apply(flat) == 0  # a rank-2 partner: onnx2tf keeps its layout
+
+
 def test_rewrites_named_for_the_failing_node_apply_only_there() -> None:
     from onnx import helper
 
