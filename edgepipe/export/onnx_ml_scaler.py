@@ -17,6 +17,7 @@ def scalers_as_arithmetic(model: Any) -> int:
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
+    from edgepipe.graph.onnx_edit import attributes
     from edgepipe.graph.onnx_types import tensor_types
 
     if not any(node.op_type == "Scaler" for node in model.graph.node):
@@ -27,7 +28,7 @@ def scalers_as_arithmetic(model: Any) -> int:
         if node.op_type != "Scaler" or node.domain != _ML_DOMAIN:
             nodes.append(node)
             continue
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attrs = attributes(node)
         base = node.name or node.output[0]
         offset, scale = (np.asarray(attrs.get(k, [default]), np.float32) for k, default in
                          (("offset", 0.0), ("scale", 1.0)))

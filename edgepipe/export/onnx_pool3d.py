@@ -17,15 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgepipe.graph.onnx_edit import attributes
 from edgepipe.graph.onnx_types import static_types
 
 _POOLS = ("MaxPool", "AveragePool")
-
-
-def _attributes(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _separable(node: Any, attrs: dict[str, Any]) -> bool:
@@ -82,13 +77,13 @@ def pools_3d_as_2d(model: Any) -> int:
     """Rewrite, in place, every separable 3-D MaxPool and AveragePool of ``model``'s main graph whose input and
     output shapes are static; returns how many."""
     candidates = [node for node in model.graph.node if node.op_type in _POOLS
-                  and len(_attributes(node).get("kernel_shape", [])) == 3]
+                  and len(attributes(node).get("kernel_shape", [])) == 3]
     if not candidates:
         return 0
     types = static_types(model)
     rewritten: dict[int, list[Any]] = {}
     for node in candidates:
-        attrs = _attributes(node)
+        attrs = attributes(node)
         shape, out_shape = types.get(node.input[0], (0, ()))[1], types.get(node.output[0], (0, ()))[1]
         if _separable(node, attrs) and len(shape) == 5 and len(out_shape) == 5:
             rewritten[id(node)] = _as_2d(model, node, attrs, shape, out_shape)

@@ -117,31 +117,40 @@ def fold_densify(model: Any, path: Path) -> int:
     return len(densify)
 
 
+def _tensor(schema: Any, graph: Any, shape: list[int], name: str, buffer: int = 0, dtype: int | None = None) -> int:
+    """Append a tensor (float32 unless ``dtype``; a constant when ``buffer`` is not 0, the empty buffer every
+    non-constant tensor points at) and return its index."""
+    tensor = schema.TensorT()
+    tensor.shape, tensor.name, tensor.buffer = shape, name.encode(), buffer
+    tensor.type = schema.TensorType.FLOAT32 if dtype is None else dtype
+    graph.tensors.append(tensor)
+    return len(graph.tensors) - 1
+
+
+def _op(schema: Any, model: Any, builtin: int, inputs: list[int], outputs: list[int],
+        options: tuple[int, Any] | None = None) -> Any:
+    op = schema.OperatorT()
+    op.opcodeIndex = _code_index(schema, model, builtin)
+    op.inputs, op.outputs = inputs, outputs
+    if options is not None:
+        op.builtinOptionsType, op.builtinOptions = options
+    return op
+
+
 def _transpose_conv(schema: Any, model: Any, graph: Any, op: Any) -> list[Any]:
     """``TRANSPOSE_CONV(output_shape, weights, input)`` then ``ADD(bias)`` for one Convolution2DTransposeBias."""
     padding, stride_w, stride_h = struct.unpack("<iii", bytes(op.customOptions)[:12])
     output = graph.tensors[op.outputs[0]]
-    shape = schema.TensorT()
-    shape.shape, shape.type, shape.name = [4], schema.TensorType.INT32, f"{output.name!s}_output_shape".encode()
-    shape.buffer = _add_buffer(schema, model, np.asarray(output.shape, np.int32))
-    graph.tensors.append(shape)
-    before_bias = schema.TensorT()
-    before_bias.shape, before_bias.type = list(output.shape), output.type
-    before_bias.name = f"{output.name!s}_before_bias".encode()
-    before_bias.buffer = 0  # buffer 0 is the empty one every non-constant tensor points at
-    graph.tensors.append(before_bias)
+    shape = _tensor(schema, graph, [4], f"{output.name!s}_output_shape",
+                    _add_buffer(schema, model, np.asarray(output.shape, np.int32)), schema.TensorType.INT32)
+    before_bias = _tensor(schema, graph, list(output.shape), f"{output.name!s}_before_bias", dtype=output.type)
     options = schema.TransposeConvOptionsT()
     options.padding = schema.Padding.SAME if padding == 1 else schema.Padding.VALID  # TfLitePadding: 1 same, 2 valid
     options.strideW, options.strideH = stride_w, stride_h
-    conv = schema.OperatorT()
-    conv.opcodeIndex = _code_index(schema, model, schema.BuiltinOperator.TRANSPOSE_CONV)
-    conv.inputs, conv.outputs = [len(graph.tensors) - 2, op.inputs[1], op.inputs[0]], [len(graph.tensors) - 1]
-    conv.builtinOptionsType, conv.builtinOptions = schema.BuiltinOptions.TransposeConvOptions, options
-    add = schema.OperatorT()
-    add.opcodeIndex = _code_index(schema, model, schema.BuiltinOperator.ADD)
-    add.inputs, add.outputs = [len(graph.tensors) - 1, op.inputs[2]], [op.outputs[0]]
-    add.builtinOptionsType, add.builtinOptions = schema.BuiltinOptions.AddOptions, schema.AddOptionsT()
-    return [conv, add]
+    return [_op(schema, model, schema.BuiltinOperator.TRANSPOSE_CONV, [shape, op.inputs[1], op.inputs[0]],
+                [before_bias], (schema.BuiltinOptions.TransposeConvOptions, options)),
+            _op(schema, model, schema.BuiltinOperator.ADD, [before_bias, op.inputs[2]], [op.outputs[0]],
+                (schema.BuiltinOptions.AddOptions, schema.AddOptionsT()))]
 
 
 def _builtin_transpose_convs(schema: Any, model: Any) -> int:
@@ -169,24 +178,6 @@ def _readers(graph: Any) -> dict[int, list[Any]]:
 def _constant(model: Any, graph: Any, index: int, dtype: type) -> np.ndarray | None:
     data = model.buffers[graph.tensors[index].buffer].data
     return None if data is None or not len(data) else np.frombuffer(bytes(data), dtype)
-
-
-def _tensor(schema: Any, graph: Any, shape: list[int], name: str, buffer: int = 0) -> int:
-    """Append a float32 tensor (a constant when ``buffer`` is not 0, the empty buffer) and return its index."""
-    tensor = schema.TensorT()
-    tensor.shape, tensor.type, tensor.name, tensor.buffer = shape, schema.TensorType.FLOAT32, name.encode(), buffer
-    graph.tensors.append(tensor)
-    return len(graph.tensors) - 1
-
-
-def _op(schema: Any, model: Any, builtin: int, inputs: list[int], outputs: list[int],
-        options: tuple[int, Any] | None = None) -> Any:
-    op = schema.OperatorT()
-    op.opcodeIndex = _code_index(schema, model, builtin)
-    op.inputs, op.outputs = inputs, outputs
-    if options is not None:
-        op.builtinOptionsType, op.builtinOptions = options
-    return op
 
 
 def _dft_product(schema: Any, model: Any, graph: Any, signal: int, n: int, part: str, out: int | None) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgepipe.data.dataset import Dataset
-from tests.models.probes.onnx_files import ort_outputs
+from tests.models.probes.onnx_files import ort_outputs, save_opset
 
 FEATURES = 4
 
@@ -19,7 +19,6 @@ FEATURES = 4
 def _gated_onnx(path: Path, else_shape: list[int] | None = None, loop_in_branch: bool = False) -> Path:
     """x [1, 4] -> score = Sigmoid(ReduceSum(x @ w)); If score >= 0.5: (x @ v + b) with ``b`` the branch's own
     weight and ``v`` the outer graph's, else: x * 2 (reshaped to ``else_shape`` when given)."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -49,10 +48,7 @@ def _gated_onnx(path: Path, else_shape: list[int] | None = None, loop_in_branch:
              helper.make_node("If", ["gate"], ["y"], name="verify", then_branch=then, else_branch=other)]
     graph = helper.make_graph(nodes, "gated", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, FEATURES])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, FEATURES])], outer)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return path
+    return save_opset(graph, path, 17)
 
 
 def _run(model: Any, x: np.ndarray) -> np.ndarray:

@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 
 from edgepipe.data.dataset import Dataset
-from tests.models.probes.onnx_files import ort_outputs
+from tests.models.probes.onnx_files import ort_outputs, save_opset
 
 STEPS, FEATURES = 20, 8
 
 
 def _reversal_onnx(path: Path, start: int, end: int, step: int = -1) -> Path:
     """x [STEPS, FEATURES] -> MatMul -> h; y = h + Slice(h, start, end, axis 0, step): a sequence and its reversal."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     constants = [numpy_helper.from_array(np.random.default_rng(0).normal(0, 1, (FEATURES, FEATURES))
@@ -31,10 +30,7 @@ def _reversal_onnx(path: Path, start: int, end: int, step: int = -1) -> Path:
     shape = [STEPS, FEATURES]
     graph = helper.make_graph(nodes, "reversal", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], constants)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return path
+    return save_opset(graph, path, 17)
 
 
 def _run(model: Any, x: np.ndarray) -> np.ndarray:
