@@ -18,7 +18,9 @@ import contextlib
 import importlib.util
 import io
 import logging
+import logging.config
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,28 @@ INSTALL = "pip install 'edgepipe[aimet]'"
 def aimet_missing() -> bool:
     """True when AIMET-ONNX is not installed (found without importing it: the import takes seconds)."""
     return importlib.util.find_spec("aimet_onnx") is None
+
+
+def _names_its_loggers(config: Any) -> None:
+    """AIMET-ONNX's logging configuration, reduced to creating its loggers (at WARNING, no handlers of their own)."""
+    for name in config.get("loggers", {}):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """Keep the process's logging as it is across AIMET-ONNX's first import.
+
+    On import AIMET configures logging with ``logging.config.dictConfig``, which closes every handler that exists;
+    a handler such as absl's (TensorFlow's) closes its stream on close, which may be a test runner's capture file or
+    a user's log file. It would also give AIMET's loggers handlers of their own, bound to whatever ``sys.stdout`` is
+    at that moment. Here AIMET's loggers are only created, and their warnings reach the application's handlers."""
+    configure = logging.config.dictConfig
+    logging.config.dictConfig = _names_its_loggers
+    try:
+        yield
+    finally:
+        logging.config.dictConfig = configure
 
 
 @dataclass(frozen=True)
@@ -91,7 +115,8 @@ def equalize_onnx(source: Path, out: Path) -> Equalization:
     start = time.perf_counter()
     chatter = io.StringIO()  # AIMET prints its progress; keep it in the log
     with native_stderr_to_log(), contextlib.redirect_stdout(chatter):
-        from aimet_onnx.cross_layer_equalization import equalize_model  # heavy optional dependency (AIMET, torch)
+        with _logging_kept():
+            from aimet_onnx.cross_layer_equalization import equalize_model  # heavy optional dependency (AIMET, torch)
 
         model = onnx.load(str(source))
         _explicit_groups(model)

@@ -8,6 +8,9 @@ AIMET-ONNX; only the "is AIMET installed" check is replaced where its absence is
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +28,10 @@ from tests.unit.quantize.conv_context import conv_context
 
 SETTINGS = LadderSettings(steps=("ptq", "calibration", "equalize"), granularity="per-tensor", methods=("minmax",),
                           granularities=("per-tensor",), precisions=("int8",))
+#: AIMET-ONNX is imported only through edgepipe, which keeps its import from reconfiguring the process's logging.
+needs_aimet = pytest.mark.skipif(equalization.aimet_missing(), reason="AIMET-ONNX is not installed")
+
+
 def _outputs(path: Path, x: np.ndarray) -> np.ndarray:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     return np.concatenate([session.run(None, {"x": sample[None]})[0] for sample in x])
@@ -67,8 +74,8 @@ def test_aimet_missing_finds_the_package_without_importing_it() -> None:
     assert "aimet_onnx" not in sys.modules or not equalization.aimet_missing()
 
 
+@needs_aimet
 def test_cle_keeps_the_function_and_evens_the_channel_ranges(tmp_path: Path) -> None:
-    pytest.importorskip("aimet_onnx")
     source = conv_relu_conv(tmp_path / "model.onnx")
     result = equalization.equalize_onnx(source, tmp_path / "equalized.onnx")
     assert result.rescaled == ("conv1", "conv2") and result.layers == 2
@@ -80,8 +87,8 @@ def test_cle_keeps_the_function_and_evens_the_channel_ranges(tmp_path: Path) -> 
     assert _channel_spread(result.path, "w1") < _channel_spread(source, "w1") / 10
 
 
+@needs_aimet
 def test_with_aimet_the_step_scores_the_equalized_model(tmp_path: Path) -> None:
-    pytest.importorskip("aimet_onnx")
     context = _context(tmp_path)
     kept, report = run_ladder(context)
     step = {s.step: s for s in report.steps}["equalize"]
@@ -96,3 +103,37 @@ def test_with_aimet_the_step_scores_the_equalized_model(tmp_path: Path) -> None:
     else:
         assert "not kept" in step.note and context.floats["onnx"] == tmp_path / "model.onnx"
     assert kept
+
+
+#: A fresh process (AIMET configures logging on its first import only): a handler that closes its stream on close,
+#: as absl's does (TensorFlow's), then the first equalization.
+_FIRST_IMPORT = textwrap.dedent("""
+    import io, logging, sys
+    from pathlib import Path
+    from edgepipe.quantize.equalization import equalize_onnx
+    from tests.models.onnx_exports import conv_relu_conv
+
+    class ClosesItsStream(logging.StreamHandler):
+        def close(self):
+            self.stream.close()
+            super().close()
+
+    handler = ClosesItsStream(io.StringIO())
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
+    folder = Path(sys.argv[1])
+    equalize_onnx(conv_relu_conv(folder / "model.onnx"), folder / "equalized.onnx")
+    logging.getLogger("edgepipe.after").warning("still heard")
+    quant = logging.getLogger("Quant")
+    print(handler.stream.closed, "still heard" in handler.stream.getvalue(), quant.handlers, quant.propagate)
+""")
+
+
+@needs_aimet
+def test_the_first_equalization_leaves_the_applications_logging_alone(tmp_path: Path) -> None:
+    """AIMET's import-time ``dictConfig`` closed every existing handler: absl's closed pytest's capture file with it
+    and every later test on that worker failed. Its own loggers were bound to the ``sys.stdout`` of that moment."""
+    done = subprocess.run([sys.executable, "-c", _FIRST_IMPORT, str(tmp_path)], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[3], check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "False True [] True"
