@@ -13,6 +13,12 @@ computes exactly what the nodes it replaces compute (ONNX Runtime gives the same
   ``Pow``) whose rank is below its rank-3+ partner's is stored at the partner's rank, ones prepended (what ONNX's
   broadcasting does anyway): onnx2tf transposes the feature map to channels-last and then fails to lay out a
   lower-rank constant beside it ("axes don't match array" at a TF LayerNorm's ``beta - mean * gamma``).
+- ``constant-minus-as-add``: ``Sub(c, x)`` of a value known before the model runs (a detection head's anchor
+  grid, however the exporter computes it from shapes) and a rank-3+ feature map becomes ``Add(c, Neg(x))``, the
+  same IEEE arithmetic. onnx2tf lays out the constant operand of a Sub as if it were the second one: a YOLOv8 head's
+  ``anchors - distances`` came out transposed and its boxes computed something else (cosine 0.98, then 0.26 after
+  the Concat that follows). Tried only after a failure that names no node: a conversion that ran but computed
+  something else.
 
 Each rewrite is a :class:`Rewrite`: what the report says, whether it applies to a model (and to the node a
 conversion failed at), and the function that rewrites the model in place and returns how many nodes it rewrote.
@@ -39,8 +45,10 @@ class Rewrite:
     takes: Callable[[Any, Any, dict[str, int]], bool]
     #: The nodes that replace one it takes: (model, node, every tensor's rank, the node's index) -> nodes.
     rewrite: Callable[[Any, Any, dict[str, int], int], list[Any]]
-    #: True when the route is worth trying only if the conversion failed at a node of this type.
-    only_at_failing_node: bool = True
+    #: When the route is worth trying: "failing-node" (the conversion failed at a node this rewrite takes),
+    #: "always" (the model has a node it takes), "unnamed" (it has one, and the failure named no node: the
+    #: conversion ran and computed something else, or failed without saying where).
+    when: str = "failing-node"
 
     def candidates(self, model: Any) -> list[Any]:
         ranks = _ranks(model)
@@ -49,8 +57,10 @@ class Rewrite:
     def applies(self, model: Any, failed_at: str | None) -> bool:
         """Whether this rewrite changes ``model`` (at the node ``failed_at`` when it must)."""
         found = self.candidates(model)
-        if not self.only_at_failing_node:
+        if self.when == "always":
             return bool(found)
+        if self.when == "unnamed":
+            return failed_at is None and bool(found)
         return failed_at is not None and any(n.name == failed_at for n in found)
 
     def apply(self, model: Any) -> int:
@@ -206,6 +216,33 @@ def _constant_full_rank(model: Any, node: Any, ranks: dict[str, int], index: int
     return [node]
 
 
+def _data_dependent(model: Any) -> set[str]:
+    """The tensors whose values depend on the model's input data: a Shape or Size of a feature map does not (its
+    value is known once the input shapes are), nor does what is computed from those and constants alone."""
+    found = {value.name for value in model.graph.input}
+    for node in model.graph.node:
+        if node.op_type not in ("Shape", "Size") and any(name in found for name in node.input):
+            found.update(node.output)
+    return found
+
+
+def _minus_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
+    if len(node.input) != 2:
+        return False
+    dependent = _data_dependent(model)
+    constant, feature_map = node.input
+    return constant not in dependent and feature_map in dependent and ranks.get(feature_map, 0) >= 3
+
+
+def _minus_as_add(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
+    """``c - x`` as ``c + (-x)``: IEEE subtraction is the addition of the negation, so the values are the same."""
+    from onnx import helper
+
+    negated = f"{node.input[1]}_negated_{index}"
+    return [helper.make_node("Neg", [node.input[1]], [negated], name=f"{node.name}_negation"),
+            helper.make_node("Add", [node.input[0], negated], list(node.output), name=node.name)]
+
+
 #: The rewrites a route may apply, by name, in the order routes try them.
 REWRITES: dict[str, Rewrite] = {
     "softmax-last-axis": Rewrite("its Softmax over the last axis (transposes around it)", ("Softmax",),
@@ -213,7 +250,9 @@ REWRITES: dict[str, Rewrite] = {
     "concat-last-axis": Rewrite("its Concat on the last axis (transposes around it)", ("Concat",), _concat_takes,
                                 _concat_last_axis),
     "dft-as-matmul": Rewrite("its DFT as a MatMul with the Fourier basis", ("DFT",), _dft_takes, _dft_as_matmul,
-                             only_at_failing_node=False),
+                             when="always"),
     "constant-full-rank": Rewrite("its elementwise constants at their partner's rank", _BINARY,
                                   _constant_rank_takes, _constant_full_rank),
+    "constant-minus-as-add": Rewrite("its constant-minus-feature-map Subs as Adds of a negation", ("Sub",),
+                                     _minus_takes, _minus_as_add, when="unnamed"),
 }

@@ -10,7 +10,8 @@ computes something else (the float check), tries the routes :func:`after_failure
   (:data:`edgepipe.export.onnx_to_tflite.APPROXIMABLE`);
 - **rewritten**: graph rewrites onnx2tf converts where it fails on the original (:data:`REWRITES`):
   a Softmax or Concat of a feature map on another axis than the last moved there by transposes, an in-graph DFT
-  written as MatMuls, the low-rank constants of elementwise ops stored at their partner's rank;
+  written as MatMuls, the low-rank constants of elementwise ops stored at their partner's rank, and (after a
+  route that converted but computed something else) a constant minus a feature map written as an Add;
 - **parameter replacement**: the ``-prf`` file onnx2tf itself writes when its conversion fails at a node (its
   search over that node's axis and transpose parameters), given back to it on the next run.
 

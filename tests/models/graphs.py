@@ -117,3 +117,25 @@ def loop_onnx(path: Path, trips: int = 3) -> Path:
                                numpy_helper.from_array(np.array(True), "true")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
+
+
+def anchor_decode() -> Any:
+    """A YOLOv8-style box decode, x [1, 2, 7]: distances ``d = Relu(x)`` taken from an anchor grid the exporter
+    computes from the map's shape (Shape -> Gather -> Range -> Cast -> Unsqueeze), ``y = anchors - d`` (node
+    ``/head/Sub``)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    constants = [numpy_helper.from_array(np.array(v, np.int64), n)
+                 for n, v in (("two", 2), ("zero", 0), ("one", 1), ("axes", [0, 1]))]
+    nodes = [helper.make_node("Relu", ["x"], ["d"]),
+             helper.make_node("Shape", ["d"], ["shape"]),
+             helper.make_node("Gather", ["shape", "two"], ["n"], axis=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["steps"]),
+             helper.make_node("Cast", ["steps"], ["grid"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["grid", "axes"], ["anchors"]),
+             helper.make_node("Sub", ["anchors", "d"], ["y"], name="/head/Sub")]
+    graph = helper.make_graph(nodes, "anchors", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 7])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model

@@ -17,6 +17,8 @@
   Scaler, which onnx2tf does not implement.
 - A grapheme-to-phoneme BERT exported from TensorFlow (held out ``g2p_id_bert``): onnx2tf failed at its LayerNorm's
   ``beta - mean * gamma`` ("axes don't match array") until the route storing 1-D constants at rank 3.
+- A YOLOv8n detector (held out ``nudenet_320n``): onnx2tf failed at the head's Concat, and with that Concat on the
+  last axis its boxes came out wrong (cosine 0.41) until the route writing ``anchors - distances`` as an Add.
 - microWakeWord's "okay nabu" (zoo ``micro_wakeword``): an int8 TFLite with its streaming state in resource
   variables; no ONNX has its inputs, and the failure says why.
 """
@@ -93,6 +95,14 @@ def test_a_tf_layernorm_converts_with_its_constants_at_full_rank(tmp_path: Path)
     tflite = _made(artifacts, "tflite")
     assert tflite.route == "onnx2tf with its elementwise constants at their partner's rank"
     assert [f.tool for f in stages.failures] == []
+    assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
+
+
+def test_a_yolov8_head_converts_with_its_anchor_subtraction_as_an_add(tmp_path: Path) -> None:
+    artifacts, _, inputs = _export(tmp_path, heldout.BY_NAME["nudenet_320n"], "ethos-u55")
+    tflite = _made(artifacts, "tflite")
+    assert tflite.route == ("onnx2tf with its Concat on the last axis (transposes around it) and its "
+                            "constant-minus-feature-map Subs as Adds of a negation")
     assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
 
 

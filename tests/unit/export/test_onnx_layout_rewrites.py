@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.models.graphs import anchor_decode
+
 
 def _model(nodes: list[Any], x_shape: list[int], initializers: list[Any] | None = None) -> Any:
     from onnx import TensorProto, helper
@@ -123,3 +125,31 @@ def test_rewrites_named_for_the_failing_node_apply_only_there() -> None:
     assert REWRITES["softmax-last-axis"].applies(model, "head")
     assert not REWRITES["softmax-last-axis"].applies(model, "other")
     assert not REWRITES["softmax-last-axis"].applies(model, None)
+
+
+def test_an_anchor_grid_minus_a_feature_map_becomes_an_add_of_its_negation() -> None:
+    model = anchor_decode()
+    x = np.random.default_rng(5).normal(0, 3, (1, 2, 7)).astype(np.float32)
+    count, want, got, ops = _rewritten("constant-minus-as-add", model, x)
+    assert count == 1 and ops[-2:] == ["Neg", "Add"]
+    np.testing.assert_array_equal(got, want)  # the same IEEE arithmetic, bit for bit
+
+
+def test_a_subtraction_of_two_feature_maps_or_from_one_stays() -> None:
+    from onnx import helper, numpy_helper
+
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    c = numpy_helper.from_array(np.ones((1, 2, 7), np.float32), "c")
+    for inputs in (["r", "x"], ["r", "c"]):
+        model = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Sub", inputs, ["y"])], [1, 2, 7],
+                       [c])
+        assert REWRITES["constant-minus-as-add"].apply(model) == 0, inputs
+
+
+def test_the_subtraction_rewrite_is_tried_only_after_a_failure_that_names_no_node() -> None:
+    from edgepipe.export.onnx_layout_rewrites import REWRITES
+
+    model = anchor_decode()
+    assert REWRITES["constant-minus-as-add"].applies(model, None)  # converted, but computed something else
+    assert not REWRITES["constant-minus-as-add"].applies(model, "/head/Sub")

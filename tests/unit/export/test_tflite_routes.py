@@ -56,6 +56,18 @@ def test_a_failure_at_a_softmax_leads_to_its_rewrite_then_to_onnx2tfs_own_sugges
     assert after_failure(Route(), model, Failure("/head/Softmax", suggested=suggested), [Route(), *routes]) == []
 
 
+def test_a_route_that_computed_something_else_is_refined_with_the_unnamed_failure_rewrites() -> None:
+    """A YOLOv8 head: the Concat route converted but its boxes were wrong (no failing node); the next route keeps
+    that rewrite and adds the subtraction one."""
+    from edgepipe.export.tflite_routes import Failure, Route, after_failure
+    from tests.models.graphs import anchor_decode
+
+    concat = Route(rewrites=("concat-last-axis",))
+    (route,) = after_failure(concat, anchor_decode(), Failure(None), [Route(), concat])
+    assert route.rewrites == ("concat-last-axis", "constant-minus-as-add")
+    assert after_failure(Route(), anchor_decode(), Failure("/head/Sub"), [Route()]) == []
+
+
 def test_select_ops_with_an_approximation_lead_to_the_approximated_route_first() -> None:
     from edgepipe.export.tflite_routes import Failure, Route, after_failure
 
