@@ -14,8 +14,8 @@ computes exactly what the nodes it replaces compute (ONNX Runtime gives the same
   broadcasting does anyway): onnx2tf transposes the feature map to channels-last and then fails to lay out a
   lower-rank constant beside it ("axes don't match array" at a TF LayerNorm's ``beta - mean * gamma``).
 - ``constant-minus-as-add``: ``Sub(c, x)`` of a value known before the model runs (a detection head's anchor
-  grid, however the exporter computes it from shapes) and a rank-3+ feature map becomes ``Add(c, Neg(x))``, the
-  same IEEE arithmetic. onnx2tf lays out the constant operand of a Sub as if it were the second one: a YOLOv8 head's
+  grid, however the exporter computes it from shapes) and a rank-3+ feature map becomes ``Add(c, Mul(x, -1))``,
+  the same IEEE arithmetic. onnx2tf lays out the constant operand of a Sub as if it were the second one: a YOLOv8 head's
   ``anchors - distances`` came out transposed and its boxes computed something else (cosine 0.98, then 0.26 after
   the Concat that follows). Tried only after a failure that names no node: a conversion that ran but computed
   something else.
@@ -235,11 +235,18 @@ def _minus_takes(model: Any, node: Any, ranks: dict[str, int]) -> bool:
 
 
 def _minus_as_add(model: Any, node: Any, ranks: dict[str, int], index: int) -> list[Any]:
-    """``c - x`` as ``c + (-x)``: IEEE subtraction is the addition of the negation, so the values are the same."""
-    from onnx import helper
+    """``c - x`` as ``c + x * -1``: IEEE subtraction is the addition of the negation, and a product with -1 only
+    flips the sign, so the values are the same. A Mul, not a Neg: NPUs run a Mul by a constant (Vela places NEG on
+    the CPU)."""
+    from onnx import TensorProto, helper, numpy_helper
 
-    negated = f"{node.input[1]}_negated_{index}"
-    return [helper.make_node("Neg", [node.input[1]], [negated], name=f"{node.name}_negation"),
+    from edgepipe.graph.onnx_types import tensor_types
+
+    elem = tensor_types(model).get(node.input[1], (TensorProto.FLOAT, None))[0] or TensorProto.FLOAT
+    minus_one, negated = f"{node.name or node.output[0]}_minus_one_{index}", f"{node.input[1]}_negated_{index}"
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    model.graph.initializer.append(numpy_helper.from_array(np.array(-1, dtype), minus_one))
+    return [helper.make_node("Mul", [node.input[1], minus_one], [negated], name=f"{node.name}_negation"),
             helper.make_node("Add", [node.input[0], negated], list(node.output), name=node.name)]
 
 

@@ -103,6 +103,9 @@ def test_a_yolov8_head_converts_with_its_anchor_subtraction_as_an_add(tmp_path: 
     tflite = _made(artifacts, "tflite")
     assert tflite.route == ("onnx2tf with its Concat on the last axis (transposes around it) and its "
                             "constant-minus-feature-map Subs as Adds of a negation")
+    from edgepipe.graph.read import read_graph
+
+    assert "NEG" not in {n.op for n in read_graph(tflite.path).nodes}  # a Mul by -1: Vela places NEG on the CPU
     assert _cosine(_made(artifacts, "onnx").path, tflite.path, inputs) > 0.9999
 
 
