@@ -13,12 +13,9 @@ computes exactly what the nodes it replaces compute (ONNX Runtime gives the same
   ``Pow``) whose rank is below its rank-3+ partner's is stored at the partner's rank, ones prepended (what ONNX's
   broadcasting does anyway): onnx2tf transposes the feature map to channels-last and then fails to lay out a
   lower-rank constant beside it ("axes don't match array" at a TF LayerNorm's ``beta - mean * gamma``).
-- ``constant-minus-as-add``: ``Sub(c, x)`` of a value known before the model runs (a detection head's anchor
-  grid, however the exporter computes it from shapes) and a rank-3+ feature map becomes ``Add(c, Mul(x, -1))``,
-  the same IEEE arithmetic. onnx2tf lays out the constant operand of a Sub as if it were the second one: a YOLOv8 head's
-  ``anchors - distances`` came out transposed and its boxes computed something else (cosine 0.98, then 0.26 after
-  the Concat that follows). Tried only after a failure that names no node: a conversion that ran but computed
-  something else.
+- ``constant-minus-as-add``: ``Sub(c, x)`` of a value known before the model runs (an anchor grid computed from
+  shapes) and a rank-3+ feature map becomes ``Add(c, Mul(x, -1))``, the same IEEE arithmetic: onnx2tf lays out the
+  constant operand of a Sub as if it came second. Tried only after a failure that names no node.
 
 Each rewrite is a :class:`Rewrite`: what the report says, whether it applies to a model (and to the node a
 conversion failed at), and the function that rewrites the model in place and returns how many nodes it rewrote.

@@ -128,6 +128,9 @@ def test_rewrites_named_for_the_failing_node_apply_only_there() -> None:
 
 
 def test_an_anchor_grid_minus_a_feature_map_becomes_an_add_of_its_negation() -> None:
+    """Found on a YOLOv8 head: onnx2tf laid out ``anchors - distances`` transposed (cosine 0.98 for that tensor, 0.26
+    after the box Concat that follows, 0.41 for the whole output); written as an Add every tensor of the head was
+    exact. A Mul by -1, not a Neg: Vela placed the NEG on the CPU."""
     model = anchor_decode()
     x = np.random.default_rng(5).normal(0, 3, (1, 2, 7)).astype(np.float32)
     count, want, got, ops = _rewritten("constant-minus-as-add", model, x)
