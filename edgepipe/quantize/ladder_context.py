@@ -30,7 +30,7 @@ from edgepipe.metrics.accuracy import top1_accuracy
 from edgepipe.metrics.compare import ModelOutputs, run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
 from edgepipe.metrics.task_plan import TaskPlan, plan_tasks, task_failure
-from edgepipe.quantize.quantized_once import QuantizationMemo
+from edgepipe.quantize.quantized_once import QuantizationMemo, data_key
 from edgepipe.quantize.recipe import CalibrationMethod, Granularity, LayerPrecision, QuantRecipe
 from edgepipe.quantize.report import LayerSensitivity, SelectionScore, StepOutcome
 from edgepipe.quantize.vendor_check import CandidateCompile
@@ -134,6 +134,8 @@ class LadderContext:
     preparation: list[str] = field(default_factory=list)
     float_accuracy: dict[str, float] = field(default_factory=dict)
     float_selection: dict[str, ModelOutputs] = field(default_factory=dict)
+    #: Per format, the digest of the float file :attr:`float_selection` ran (what every fidelity is measured against).
+    reference_digest: dict[str, str] = field(default_factory=dict)
     best_recipe: dict[str, QuantRecipe] = field(default_factory=dict)
     sensitivity: list[LayerSensitivity] = field(default_factory=list)
     sensitivity_recipe: str = ""
@@ -270,15 +272,29 @@ class LadderContext:
         self.floats[fmt] = path
 
     def float_outputs(self, fmt: str) -> ModelOutputs:
-        """The float ``fmt`` model's outputs on the decision split (run once)."""
+        """The float ``fmt`` model's outputs on the decision split (run once per build and float file)."""
         if fmt not in self.float_selection:
-            self.float_selection[fmt] = run_outputs(self.floats[fmt], self._subset(), threads=DECISION_THREADS)
+            source, subset = self.floats[fmt], self._subset()
+            self.reference_digest[fmt] = self.memo.digest(source)
+            self.float_selection[fmt] = self.memo.recall(
+                ("float outputs", self.reference_digest[fmt], data_key(subset)),
+                lambda: run_outputs(source, subset, threads=DECISION_THREADS))
         return self.float_selection[fmt]
 
     def fidelity(self, fmt: str, path: Path) -> Fidelity:
         """:class:`Fidelity` of the quantized ``path`` (format ``fmt``) on the decision split; an ONNX candidate of
         a group with a CPU target is scored on this host's int8 kernels too, and the worse of the two counts (the
-        host deploys it on those kernels, an NPU computes exact integers)."""
+        host deploys it on those kernels, an NPU computes exact integers).
+
+        Measured once per build: another group's ladder that makes the same file (the memo's copy of the same
+        quantization) against the same float model, split and thresholds gets these figures again."""
+        self.float_outputs(fmt)
+        host = self.host_kernels and fmt == "onnx"
+        key = ("fidelity", fmt, self.memo.digest(path), self.reference_digest[fmt], data_key(self._subset()), host,
+               repr(self.decision_thresholds), repr(self.task))
+        return self.memo.recall(key, lambda: self._measured_fidelity(fmt, path))
+
+    def _measured_fidelity(self, fmt: str, path: Path) -> Fidelity:
         subset = self._subset()
         reference = self.float_outputs(fmt)
         score = self._scored(reference, run_outputs(path, subset, threads=DECISION_THREADS), subset)

@@ -32,6 +32,7 @@ from edgepipe.quantize.alone_int8 import outputs_alone
 from edgepipe.quantize.ladder_context import DECISION_THREADS, LadderContext
 from edgepipe.quantize.onnx_qdq import mixed_base, preprocess
 from edgepipe.quantize.qdq_float_nodes import quantized_nodes
+from edgepipe.quantize.quantized_once import data_key
 from edgepipe.quantize.recipe import QuantRecipe
 
 if TYPE_CHECKING:
@@ -91,12 +92,20 @@ def _first(dataset: Dataset, count: int) -> Dataset:
 
 
 def measure_node_damage(context: LadderContext, recipe: QuantRecipe) -> list[NodeDamage]:
-    """Every int8 node of ``recipe``'s fully quantized ONNX model, most damaging first (empty when too many)."""
+    """Every int8 node of ``recipe``'s fully quantized ONNX model, most damaging first (empty when too many);
+    measured once per build for one quantized model, float model and decision split."""
+    float_path = context.floats["onnx"]
+    base_path = mixed_base(float_path, context.calibration, recipe, context.work, memo=context.memo)
+    key = ("node damage", context.memo.digest(base_path), context.memo.digest(float_path),
+           data_key(context.decision_split))
+    return context.memo.recall(key, lambda: _measured(context, float_path, base_path))
+
+
+def _measured(context: LadderContext, float_path: Path, base_path: Path) -> list[NodeDamage]:
     import onnx
     from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidGraph, NotImplemented
 
-    float_path = context.floats["onnx"]
-    base = onnx.load(str(mixed_base(float_path, context.calibration, recipe, context.work, memo=context.memo)))
+    base = onnx.load(str(base_path))
     prepared = onnx.load(str(preprocess(float_path, context.work / f"{float_path.stem}_prep.onnx")))
     candidates = quantized_nodes(base)
     if not candidates:

@@ -190,7 +190,7 @@ def quantize_onnx(float_path: Path, out_path: Path, calibration: Dataset, recipe
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
     memo = memo or QuantizationMemo()
-    key = memo.key(float_path, recipe, calibration, (explicit_activations, ranges_of))
+    key = memo.key(float_path, recipe, calibration, (explicit_activations, ranges_of and memo.digest(ranges_of)))
     if reuse and memo.reuse(key, out_path) is not None:
         return out_path
     prepared = preprocess(float_path, scratch / f"{float_path.stem}_prep.onnx")

@@ -24,6 +24,7 @@ from edgepipe.quantize.onnx_qdq import orts_quantization, quantize_onnx
 from edgepipe.quantize.onnx_to_torch import ConversionFailed
 from edgepipe.quantize.qat_cost import qat_plan
 from edgepipe.quantize.qat_onnx import OnnxQatRequest, OnnxQatResult, run_onnx_qat, split_held_out
+from edgepipe.quantize.quantized_once import data_key
 from edgepipe.quantize.recipe import QuantRecipe
 from edgepipe.quantize.report import StepOutcome
 
@@ -90,8 +91,11 @@ def onnx_qat_step(context: LadderContext) -> StepResult:
     request = OnnxQatRequest(float_onnx=context.floats["onnx"], calibration=context.calibration, recipe=recipe,
                              samples=samples, steps=plan.steps, learning_rate=settings.qat_learning_rate,
                              graph=graph_path, reference=reference)
-    try:
-        result = run_onnx_qat(request, folder)
+    memo = context.memo
+    key = ("ONNX QAT", memo.digest(request.float_onnx), memo.digest(graph_path), recipe, data_key(context.calibration),
+           samples, plan.steps, settings.qat_learning_rate, request.seed)
+    try:  # one training per build: another group that reaches QAT with the same graph and recipe reuses it
+        result = memo.recall(key, lambda: run_onnx_qat(request, folder))
     except ConversionFailed as failure:
         outcome.note = (f"no trainable form of the ONNX graph: {failure}. Next: install the torch extra if it is "
                         "missing, else export the model from its training code as a .pt2 (or python: factory) and "

@@ -35,6 +35,7 @@ from edgepipe.data.dataset import Dataset
 from edgepipe.errors import ToolFailed
 from edgepipe.metrics.compare import run_outputs, unmatched_failure
 from edgepipe.metrics.label_free import Thresholds
+from edgepipe.quantize.quantized_once import data_key
 from edgepipe.quantize.vendor_check import VendorCheck
 from edgepipe.runtimes import open_runner
 from edgepipe.stage_log import StageLog
@@ -94,7 +95,7 @@ def _quantize_graphless(inputs: BuildInputs, floats: list[Artifact], folder: Pat
                   + (" (float16 weights folded to float32 first)" if kind == "fp16-weights" else ""))
         try:
             with stages.stage(STAGE, detail):
-                path, repair = quantize_runnable(source.path, folder / "model_int8.tflite", inputs, scratch)
+                path, repair = quantized_once(source.path, folder / "model_int8.tflite", inputs, scratch)
         except ToolFailed as failure:
             (folder / "model_int8.tflite").unlink(missing_ok=True)
             stages.fail(STAGE, failure, artifact="model_int8.tflite")
@@ -128,8 +129,16 @@ def quantize_runnable(source: Path, out: Path, inputs: BuildInputs, scratch: Pat
                   "float (a DEQUANTIZE before it, a QUANTIZE after it)")
 
 
-def _score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
-    """Lowest output cosine of ``path`` against ``float_path`` on ``data``, and the thresholds it misses."""
+def _score(float_path: Path, path: Path, inputs: BuildInputs, thresholds: Thresholds) -> tuple[float, list[str]]:
+    """Lowest output cosine of ``path`` against ``float_path`` on the calibration samples, and the thresholds it
+    misses; measured once per build (another group's rung on the same files gets these figures)."""
+    memo, data = inputs.memo, inputs.calibration
+    assert data is not None
+    key = ("a16w8 rung score", memo.digest(float_path), memo.digest(path), data_key(data), repr(thresholds))
+    return memo.recall(key, lambda: _measured_score(float_path, path, data, thresholds))
+
+
+def _measured_score(float_path: Path, path: Path, data: Dataset, thresholds: Thresholds) -> tuple[float, list[str]]:
     reference, got = run_outputs(float_path, data, RUNG_SAMPLES), run_outputs(path, data, RUNG_SAMPLES)
     agreements, unmatched = reference.agreements(got)  # ai-edge-quantizer may reorder outputs (a detector's two)
     lowest = min((a.cosine for a in agreements), default=-1.0) if not unmatched else -1.0
@@ -149,7 +158,7 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
     samples = min(len(inputs.calibration), RUNG_SAMPLES)
     try:
         with contained(LITERT_ON_QUANTIZED):
-            cosine, missed = _score(float_path, int8.path, inputs.calibration, thresholds)
+            cosine, missed = _score(float_path, int8.path, inputs, thresholds)
     except ToolFailed as failure:  # the int8 file cannot be scored here: kept, and evaluation reports it
         stages.fail(name, failure, artifact=int8.key)
         return int8
@@ -160,9 +169,9 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
     wide_path = scratch / "a16w8" / int8.path.name
     wide_path.parent.mkdir(exist_ok=True)
     try:
-        _, repair = quantize_runnable(float_path, wide_path, inputs, scratch, activation_bits=16)
+        _, repair = quantized_once(float_path, wide_path, inputs, scratch, activation_bits=16)
         with contained(LITERT_ON_QUANTIZED):
-            wide_cosine, wide_missed = _score(float_path, wide_path, inputs.calibration, thresholds)
+            wide_cosine, wide_missed = _score(float_path, wide_path, inputs, thresholds)
     except ToolFailed as failure:
         stages.fail(name, failure)
         return int8
@@ -183,6 +192,25 @@ def widen_if_missed(inputs: BuildInputs, float_path: Path, int8: Artifact, scrat
         return int8
     shutil.copyfile(wide_path, int8.path)
     return Artifact(int8.path, "tflite", "mixed")
+
+
+def quantized_once(source: Path, out: Path, inputs: BuildInputs, scratch: Path,
+                   activation_bits: int = 8) -> tuple[Path, str]:
+    """:func:`quantize_runnable`, once per build for a float file and activation width: another group gets a copy
+    of the file and its repair note (and runs no quantizer, nor LiteRT to check the file again)."""
+    memo = inputs.memo
+    assert inputs.calibration is not None
+    digest = memo.digest(source)
+    key = ("ai-edge-quantizer file", digest, activation_bits, data_key(inputs.calibration))
+    kept = scratch / "quantized_once" / f"{digest[:16]}_a{activation_bits}.tflite"  # never edited, unlike `out`
+    kept.parent.mkdir(exist_ok=True)
+
+    def made() -> tuple[Path, str]:
+        return quantize_runnable(source, kept, inputs, scratch, activation_bits)
+
+    path, repair = memo.recall(key, made)
+    shutil.copyfile(path, out)
+    return out, repair
 
 
 def _check_runs(path: Path, inputs: BuildInputs) -> None:

@@ -16,18 +16,31 @@ from pathlib import Path
 import pytest
 
 from edgepipe.cli import main
+from edgepipe.stages import quantize_tflite
 from tests.realmodels import zoo
 from tests.realmodels.zoo_checks import names_tool_and_fix
 
 pytestmark = pytest.mark.slow
 
 
+#: The int16-activation files ai-edge-quantizer made during the build (activation bits of each call).
+WIDE_TWINS: list[int] = []
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("a16w8")
     config = zoo.prepare(zoo.BY_NAME["blazeface"], root / "models", zoo.DataSize(calibration=32, evaluation=8))
-    code = main(["build", "-q", "--no-cache", "--config", str(config), "--target", "host-cpu",
-                 "--target", "edge-tpu", "--output", str(root / "out")])
+    real = quantize_tflite.quantize_runnable
+
+    def counted(source: Path, out: Path, inputs: object, scratch: Path, activation_bits: int = 8) -> tuple[Path, str]:
+        WIDE_TWINS.append(activation_bits)
+        return real(source, out, inputs, scratch, activation_bits)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:  # counts the real quantizer's calls; every call still runs it
+        patch.setattr(quantize_tflite, "quantize_runnable", counted)
+        code = main(["build", "-q", "--no-cache", "--config", str(config), "--target", "host-cpu",
+                     "--target", "edge-tpu", "--target", "ethos-u85", "--output", str(root / "out")])
     assert code in (0, 2)
     return root / "out" / "blazeface"
 
@@ -55,3 +68,14 @@ def test_an_int8_only_target_keeps_the_int8_file_and_its_verdict_says_why(built:
     assert tflite["precision"] == "int8"
     assert report["verdict"] == "fail" and "cosine" in report["verdict_reason"]
     assert names_tool_and_fix(report["verdict_reason"]), report["verdict_reason"]  # says what to do next
+
+
+def test_a_second_group_that_runs_int16_gets_the_first_ones_twin_and_scores(built: Path) -> None:
+    """host-cpu, Edge TPU and Ethos-U85 are quantized in three groups; the int8 file and its int16-activation twin
+    are made and scored once per build, and each group's rung reads the same figures."""
+    assert sorted(WIDE_TWINS) == [8, 16], WIDE_TWINS
+    rungs = [next(s["detail"] for s in _report(built, t)["stages"] if s["name"] == "quantize-tflite-a16w8")
+             for t in ("host-cpu", "ethos-u85")]
+    figures = [detail.split("; ai-edge-quantizer")[1].split(", a16w8 kept")[0].split(", int8 kept")[0]
+               for detail in rungs]
+    assert figures[0] == figures[1], rungs

@@ -15,6 +15,7 @@ from edgepipe.errors import ToolFailed
 from edgepipe.quantize.ladder_context import LadderContext, StepResult
 from edgepipe.quantize.nncf_ptq import INSTALL, NncfRewrite, is_transformer, nncf_missing, nncf_rewrite
 from edgepipe.quantize.onnx_qdq import preprocess
+from edgepipe.quantize.quantized_once import data_key
 from edgepipe.quantize.report import StepOutcome
 from edgepipe.quantize.steps.common import try_float_rewrite
 
@@ -35,11 +36,12 @@ def _rewrite(context: LadderContext, outcome: StepOutcome) -> NncfRewrite | None
 
     source = context.floats["onnx"]
     prepared = preprocess(source, context.work / f"{source.stem}_prep.onnx")
+    out = context.folder("nncf") / "model_corrected.onnx"
     try:
         with contained(NNCF):
             transformer = is_transformer(onnx.load(str(prepared), load_external_data=False))
-            made = nncf_rewrite(prepared, context.folder("nncf") / "model_corrected.onnx", context.calibration,
-                                transformer)
+            key = ("NNCF rewrite", context.memo.digest(prepared), transformer, data_key(context.calibration))
+            made = context.memo.recall(key, lambda: nncf_rewrite(prepared, out, context.calibration, transformer))
     except ToolFailed as failure:
         outcome.note = f"{failure.tool} failed: {failure.message} ({failure.next_step})"
         return None
