@@ -286,28 +286,28 @@ class LadderContext:
         a group with a CPU target is scored on this host's int8 kernels too, and the worse of the two counts (the
         host deploys it on those kernels, an NPU computes exact integers).
 
-        Measured once per build: another group's ladder that makes the same file (the memo's copy of the same
-        quantization) against the same float model, split and thresholds gets these figures again."""
-        self.float_outputs(fmt)
-        host = self.host_kernels and fmt == "onnx"
-        key = ("fidelity", fmt, self.memo.digest(path), self.reference_digest[fmt], data_key(self._subset()), host,
-               repr(self.decision_thresholds), repr(self.task))
-        return self.memo.recall(key, lambda: self._measured_fidelity(fmt, path))
-
-    def _measured_fidelity(self, fmt: str, path: Path) -> Fidelity:
-        subset = self._subset()
-        reference = self.float_outputs(fmt)
-        score = self._scored(reference, run_outputs(path, subset, threads=DECISION_THREADS), subset)
+        Each run is measured once per build: another group's ladder that makes the same file (the memo's copy of
+        the same quantization) against the same float model, split and thresholds gets its figures again, a group
+        with a CPU target only adds the run on this host's kernels."""
+        exact = self._run_score(fmt, path, host=False)
         if not (self.host_kernels and fmt == "onnx"):
-            return score
-        host = self._scored(reference, run_outputs(path, subset, threads=DECISION_THREADS, host=True), subset)
+            return exact
+        host = self._run_score(fmt, path, host=True)
 
         def badness(f: Fidelity) -> tuple[float, int, float, float]:
             return f.flips_points or 0.0, len(f.failures), -f.cosine, -f.sqnr_db
 
-        if badness(host) <= badness(score):
-            return score
+        if badness(host) <= badness(exact):
+            return exact
         return replace(host, failures=tuple(f"on this host's kernels: {line}" for line in host.failures))
+
+    def _run_score(self, fmt: str, path: Path, host: bool) -> Fidelity:
+        """The score of one run of ``path`` on the decision split: exact integers, or this host's kernels."""
+        reference, subset = self.float_outputs(fmt), self._subset()
+        key = ("fidelity", fmt, self.memo.digest(path), self.reference_digest[fmt], data_key(subset), host,
+               repr(self.decision_thresholds), repr(self.task))
+        return self.memo.recall(key, lambda: self._scored(
+            reference, run_outputs(path, subset, threads=DECISION_THREADS, host=host), subset))
 
     def _scored(self, reference: ModelOutputs, got: ModelOutputs, subset: Dataset) -> Fidelity:
         score = self.label_free(reference, got)

@@ -82,3 +82,24 @@ def test_a_second_group_reuses_the_first_groups_measurements(tmp_path: Path, mon
         assert ours.candidates == theirs.candidates and ours.selection == theirs.selection
     assert second_report.final_step == first_report.final_step
     assert second_report.sensitivity == first_report.sensitivity and first_report.sensitivity
+
+
+def test_a_group_with_a_cpu_target_adds_only_the_runs_on_this_hosts_kernels(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An NPU group's exact-integer scores are the CPU group's too; the CPU group runs each candidate once more, on
+    this host's int8 kernels, and never again in exact integers."""
+    settings = LadderSettings(steps=("ptq", "calibration"), methods=("minmax",), time_budget_s=3600)
+    (tmp_path / "npu").mkdir()
+    (tmp_path / "cpu").mkdir()
+    npu = conv_context(tmp_path / "npu", settings)
+    run_ladder(npu)
+    runs: list[bool] = []
+    real = ladder_context.run_outputs
+    monkeypatch.setattr(ladder_context, "run_outputs", lambda path, *a, host=False, **k: runs.append(host) or real(
+        path, *a, host=host, **k))
+    cpu = conv_context(tmp_path / "cpu", settings, group_of=npu)
+    cpu.host_kernels = True
+    _, report = run_ladder(cpu)
+    assert runs and all(runs), runs
+    # one run per distinct file: step (a)'s is the calibration step's first candidate
+    assert len(runs) == len({c.recipe for s in report.steps for c in s.candidates})
