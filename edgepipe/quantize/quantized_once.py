@@ -73,8 +73,9 @@ class QuantizationMemo:
             self._digests[version] = sha256_of(path)
         return self._digests[version]
 
-    def recall(self, key: MemoKey, compute: Callable[[], T]) -> T:
-        """What ``compute`` returned for ``key`` earlier in this build, else its result now (kept for later).
+    def recall(self, key: MemoKey, compute: Callable[[], T], keep: Callable[[T], bool] = lambda _: True) -> T:
+        """What ``compute`` returned for ``key`` earlier in this build, else its result now (kept for later when
+        ``keep`` says so: a large result is cheaper to compute again than to hold for the rest of the build).
 
         ``key`` must name everything the result depends on, files by :meth:`digest`; a ``compute`` that raises
         leaves nothing behind."""
@@ -82,5 +83,6 @@ class QuantizationMemo:
             log.info("reused %s measured earlier in this build", key[0])
             return self._values[key]  # type: ignore[no-any-return]
         value = compute()
-        self._values[key] = value
+        if keep(value):
+            self._values[key] = value
         return value

@@ -50,6 +50,9 @@ RUNG_SAMPLES = 64
 #: TFLite ops whose int8 kernel can refuse a file at run time (LiteRT's DIV: a divisor at its zero point), kept in
 #: float when it does.
 FLOAT_WHEN_REFUSED = ("DIV",)
+#: Outputs of one file on the rung's samples the build keeps for a second reader (the check that LiteRT runs a file,
+#: then its score; another group's rung); larger ones (a segmentation map per sample) are run again.
+KEPT_OUTPUT_BYTES = 256 << 20
 _REFUSED_OP = re.compile(r"\((\w+)\) failed to (?:invoke|prepare)")
 
 
@@ -144,7 +147,8 @@ def _outputs(path: Path, inputs: BuildInputs) -> ModelOutputs:
     memo, data = inputs.memo, inputs.calibration
     assert data is not None
     key = ("LiteRT outputs", memo.digest(path), data_key(data), RUNG_SAMPLES)
-    return memo.recall(key, lambda: run_outputs(path, data, RUNG_SAMPLES))
+    return memo.recall(key, lambda: run_outputs(path, data, RUNG_SAMPLES),
+                       keep=lambda outputs: sum(a.nbytes for a in outputs.arrays) <= KEPT_OUTPUT_BYTES)
 
 
 def _measured_score(float_path: Path, path: Path, inputs: BuildInputs,

@@ -33,7 +33,7 @@ def test_a_copy_in_another_folder_is_the_same_source(tmp_path: Path) -> None:
     assert memo.key(first, QuantRecipe(), calibration) != memo.key(copy, QuantRecipe(), calibration)
 
 
-def test_recall_computes_once_and_keeps_nothing_when_it_fails() -> None:
+def test_recall_computes_once_and_keeps_nothing_when_it_fails_or_is_too_large() -> None:
     memo = QuantizationMemo()
     calls: list[int] = []
 
@@ -51,6 +51,8 @@ def test_recall_computes_once_and_keeps_nothing_when_it_fails() -> None:
     with pytest.raises(RuntimeError):
         memo.recall(("failing",), failing)
     assert memo.recall(("failing",), compute) == 3
+    assert memo.recall(("too large to keep",), compute, keep=lambda _: False) == 4
+    assert memo.recall(("too large to keep",), compute, keep=lambda _: False) == 5
 
 
 def test_a_second_group_reuses_the_first_groups_measurements(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
